@@ -1,0 +1,25 @@
+// swift-tools-version: 6.1
+// PluginKit is its own package so that every type crossing into a plugin `.so` exists once:
+// the host and every plugin link the one dynamic library `libPluginKit.so`.
+import PackageDescription
+
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "PluginKit",
+    products: [
+        // HomeModel (device types, traits, values, naming rules), DriverAPI (the plugin surface)
+        // and DriverTesting (an in-memory host) live in one shared library.
+        .library(name: "PluginKit", type: .dynamic, targets: ["HomeModel", "DriverAPI", "DriverTesting"]),
+    ],
+    targets: [
+        .target(name: "HomeModel", swiftSettings: settings),
+        .target(name: "DriverAPI", dependencies: ["HomeModel"], swiftSettings: settings),
+        .target(name: "DriverTesting", dependencies: ["DriverAPI", "HomeModel"], swiftSettings: settings),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,157 @@
+public import DriverAPI
+public import HomeModel
+import Synchronization
+
+/// An in-memory host for testing a plugin without the daemon.
+///
+/// Feed it configuration, start the plugin, await what it publishes, send it commands:
+///
+/// ```swift
+/// let host = TestHost(configuration: ["lines": [...]])
+/// let run = host.start(MyPlugin(clock: clock))
+/// let device = try await host.waitForDevice("door")
+/// try await host.command("relay", trait: OnOffTrait.identifier, command: OnOffTrait.Command.on)
+/// ```
+public final class TestHost: DriverContext, Sendable {
+    /// Something the plugin did.
+    public enum Happening: Hashable, Sendable {
+        case published(DeviceDescription)
+        case removed(String)
+        case reported(AttributeReport)
+        case emitted(EventReport)
+        case connectivity(ConnectivityState, device: String?)
+        case logged(LogLevel, String, device: String?)
+    }
+
+    struct State {
+        var devices: [String: DeviceDescription] = [:]
+        var values: [String: [TraitID: [AttributeID: Value]]] = [:]
+        var connectivity: [String: ConnectivityState] = [:]
+        var events: [EventReport] = []
+        var logs: [(LogLevel, String)] = []
+        var waiters: [(id: Int, continuation: AsyncStream<Happening>.Continuation)] = []
+        var nextWaiter = 0
+    }
+
+    public let pluginID: String
+    public let configuration: PluginConfiguration
+    let state = Mutex(State())
+    let plugin = Mutex<(any DriverPlugin)?>(nil)
+
+    public init(pluginID: String = "test", configuration: Value = .object([:])) {
+        self.pluginID = pluginID
+        self.configuration = PluginConfiguration(value: configuration, file: "test.yaml", keyPath: "plugins.\(pluginID)")
+    }
+
+    // MARK: DriverContext
+
+    public func publish(_ device: DeviceDescription) {
+        record(.published(device)) { s in
+            s.devices[device.localID] = device
+            var values: [TraitID: [AttributeID: Value]] = s.values[device.localID] ?? [:]
+            for type in device.types {
+                for (trait, attrs) in type.traits { values[trait, default: [:]].merge(attrs) { _, new in new } }
+            }
+            s.values[device.localID] = values
+        }
+    }
+
+    public func remove(device localID: String) {
+        record(.removed(localID)) { s in
+            s.devices[localID] = nil
+            s.values[localID] = nil
+        }
+    }
+
+    public func report(_ reports: [AttributeReport]) {
+        for r in reports {
+            record(.reported(r)) { s in s.values[r.localID, default: [:]][r.trait, default: [:]][r.attribute] = r.value }
+        }
+    }
+
+    public func emit(_ event: EventReport) { record(.emitted(event)) { s in s.events.append(event) } }
+
+    public func setConnectivity(_ state: ConnectivityState, device localID: String?) {
+        record(.connectivity(state, device: localID)) { s in
+            if let localID {
+                s.connectivity[localID] = state
+            } else {
+                for id in s.devices.keys { s.connectivity[id] = state }
+            }
+        }
+    }
+
+    public func log(_ level: LogLevel, _ message: String, device localID: String?) {
+        record(.logged(level, message, device: localID)) { s in s.logs.append((level, message)) }
+    }
+
+    // MARK: Driving the plugin
+
+    /// Validates the configuration and runs the plugin in a task; cancel the task to stop it.
+    public func start(_ plugin: any DriverPlugin) throws -> Task<Void, any Error> {
+        try plugin.validate(configuration: configuration)
+        self.plugin.withLock { $0 = plugin }
+        return Task { try await plugin.run(context: self) }
+    }
+
+    /// Sends a command to the running plugin, as the core would.
+    @discardableResult
+    public func command(
+        _ localID: String, deviceType: DeviceTypeID? = nil, trait: TraitID, command: CommandID, arguments: [String: Value] = [:]
+    ) async throws -> Value {
+        guard let plugin = plugin.withLock({ $0 }) else { throw HomeError.notFound("no plugin started") }
+        let type = deviceType ?? state.withLock { s in
+            s.devices[localID]?.types.first { $0.traits[trait] != nil }?.id
+        } ?? 0
+        return try await plugin.handle(
+            DriverCommand(localID: localID, deviceType: type, trait: trait, command: command, arguments: arguments, origin: "test"),
+            context: self)
+    }
+
+    // MARK: Observing
+
+    /// Everything the plugin does from now on.
+    public func happenings() -> AsyncStream<Happening> {
+        let (stream, continuation) = AsyncStream<Happening>.makeStream()
+        let id = state.withLock { s in
+            s.nextWaiter += 1
+            s.waiters.append((s.nextWaiter, continuation))
+            return s.nextWaiter
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { s in s.waiters.removeAll { $0.id == id } }
+        }
+        return stream
+    }
+
+    /// Published devices by local ID.
+    public var devices: [String: DeviceDescription] { state.withLock { $0.devices } }
+    /// The latest value of an attribute.
+    public func value(_ localID: String, _ trait: TraitID, _ attribute: AttributeID) -> Value? {
+        state.withLock { $0.values[localID]?[trait]?[attribute] }
+    }
+    public func connectivity(of localID: String) -> ConnectivityState? { state.withLock { $0.connectivity[localID] } }
+    public var events: [EventReport] { state.withLock { $0.events } }
+    public var logLines: [String] { state.withLock { $0.logs.map { "\($0.0): \($0.1)" } } }
+
+    /// Waits until `condition` holds, checking after every happening.
+    public func wait(until condition: @Sendable (TestHost) -> Bool) async {
+        let stream = happenings()
+        if condition(self) { return }
+        for await _ in stream where condition(self) { return }
+    }
+
+    /// Waits for the device to be published and returns its description.
+    public func waitForDevice(_ localID: String) async -> DeviceDescription {
+        await wait { $0.devices[localID] != nil }
+        return devices[localID]!
+    }
+
+    func record(_ happening: Happening, _ mutate: (inout State) -> Void) {
+        let waiters = state.withLock { s in
+            mutate(&s)
+            return s.waiters.map(\.continuation)
+        }
+        for w in waiters { w.yield(happening) }
+    }
+}

@@ -1,0 +1,213 @@
+public import HomeModel
+import DriverAPI
+import Foundation
+import HashTreeCollections
+
+/// The home as one principal sees it (Google Home APIs `Home`): queries, subscriptions,
+/// commands and — for admins — layout edits and commissioning.
+///
+/// ```swift
+/// let home = core.home(for: .system)
+/// for device in try await home.devices().list() { print(device.name) }
+/// for await set in home.devices().batched() { … }
+/// ```
+public struct Home: HomeBackend {
+    public let core: HomeCore
+    public let principal: Principal
+
+    /// Commissioned devices this principal may see.
+    public func devices() -> Query<HomeDevice> { Query(home: self, kind: .devices) }
+    /// Devices plugins reported that wait to be commissioned (admins only; empty for others).
+    public func discoveredDevices() -> Query<HomeDevice> { Query(home: self, kind: .discovered) }
+    public func structures() -> Query<StructureSnapshot> { Query(home: self, kind: .structures) }
+    public func rooms() -> Query<RoomSnapshot> { Query(home: self, kind: .rooms) }
+
+    /// The device now and every time it changes; finishes when it is removed or hidden.
+    public func device(id: DeviceID) -> Updates<HomeDevice> { core.subscribeDevice(id, home: self) }
+
+    /// The device now, or `notFound`.
+    public func currentDevice(id: DeviceID) throws(HomeError) -> HomeDevice {
+        try core.checkSession(principal)
+        let state = core.state
+        guard let d = core.visible(.devices, state.devices[id], principal)
+            ?? (principal.role == .admin ? state.devices[id] : nil)
+        else { throw .notFound("no device \(id)") }
+        return HomeDevice(snapshot: d, backend: self)
+    }
+
+    /// Events (button presses, alarms) of visible devices, optionally of one device and trait.
+    public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> Updates<DeviceEvent> {
+        core.subscribeEvents(device: device, trait: trait, home: self)
+    }
+
+    // MARK: - HomeBackend
+
+    public func deviceUpdates(_ id: DeviceID) -> AsyncStream<DeviceSnapshot> {
+        let updates = device(id: id)
+        let (stream, continuation) = AsyncStream<DeviceSnapshot>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let task = Task {
+            for await d in updates { continuation.yield(d.snapshot) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    public func invoke(_ request: CommandRequest) async throws -> Value {
+        try await core.invoke(request, principal: principal)
+    }
+
+    public func write(device: DeviceID, deviceType: DeviceTypeID, trait: TraitID, attribute: AttributeID, value: Value) async throws {
+        try await core.write(
+            device: device, deviceType: deviceType, trait: trait, attribute: attribute, value: value, principal: principal)
+    }
+
+    public func setName(device: DeviceID, name: String) async throws -> DeviceSnapshot {
+        try edit(.renameDevice(device, name: name))
+        return try currentDevice(id: device).snapshot
+    }
+
+    // MARK: - Layout (admins)
+
+    /// Applies a layout edit as this principal. Members and apps get `permissionDenied`.
+    public func edit(_ edit: LayoutEdit) throws(HomeError) {
+        try core.checkSession(principal)
+        guard principal.canEditLayout else {
+            throw .permissionDenied("\(principal) is a \(principal.role.rawValue); only an admin can change the layout")
+        }
+        try core.apply(.layout(edit))
+    }
+
+    /// Creates a structure; returns its ID.
+    @discardableResult
+    public func createStructure(named name: String) throws(HomeError) -> StructureID {
+        let id = StructureID(rawValue: "structure-" + UUID().uuidString.lowercased().prefix(8))
+        try edit(.createStructure(id, name: name))
+        return id
+    }
+
+    /// Creates a room in a structure; returns its ID.
+    @discardableResult
+    public func createRoom(named name: String, in structure: StructureID) throws(HomeError) -> RoomID {
+        let id = RoomID(rawValue: "room-" + UUID().uuidString.lowercased().prefix(8))
+        try edit(.createRoom(id, in: structure, name: name))
+        return id
+    }
+
+    /// What commissioning with this name would say: the naming rules' verdict, in the room.
+    public func checkName(_ name: String, room: RoomID?) -> NamingRules.Verdict {
+        NamingRules.check(name, roomName: room.flatMap { core.state.rooms[$0]?.name })
+    }
+
+    /// Commissions a discovered device: name (naming rules), structure, room, primary type.
+    ///
+    /// - Returns: the verdict on the name; its `warning` and `suggestions` are worth showing
+    ///   (a name that repeats its room is accepted with a suggestion).
+    /// - Throws: `invalidArgument` with the broken rule and suggestions for an invalid name.
+    @discardableResult
+    public func commission(
+        _ device: DeviceID, name: String, structure: StructureID, room: RoomID? = nil, primaryType: DeviceTypeID? = nil
+    ) throws(HomeError) -> NamingRules.Verdict {
+        let verdict = checkName(name, room: room)
+        guard verdict.isValid else {
+            var message = "invalid device name '\(name)': " + verdict.violations.map(\.rule).joined(separator: "; ")
+            if !verdict.suggestions.isEmpty {
+                message += " (try " + verdict.suggestions.map { "'\($0)'" }.joined(separator: " or ") + ")"
+            }
+            throw .invalidArgument(message)
+        }
+        try edit(.commission(device, name: verdict.name, structure: structure, room: room, primaryType: primaryType))
+        return verdict
+    }
+}
+
+extension HomeCore {
+    func invoke(_ request: CommandRequest, principal: Principal) async throws -> Value {
+        let (device, plugin) = try route(request.device, request.deviceType, request.trait, principal: principal)
+        let trait = catalog.trait(request.trait)
+        var arguments = request.arguments
+        if strictOperationValidation {
+            guard let trait else {
+                throw HomeError.unsupportedOperation("trait \(request.trait.hex) is not in the catalogue")
+            }
+            guard let command = trait.command(request.command) else {
+                let known = trait.commands.map(\.swiftName).joined(separator: ", ")
+                throw HomeError.unsupportedOperation(
+                    "trait \(trait.name) has no command \(request.command.hex)" + (known.isEmpty ? "" : " (it has: \(known))"))
+            }
+            arguments = try command.validate(arguments: request.arguments, trait: trait)
+        }
+        let offline = device.type(request.deviceType)?.traits[request.trait]?.sourceConnectivity.connectivityState == .offline
+        if offline { throw HomeError.deviceOffline("\(device.name) (\(device.id)) is offline") }
+        guard let handler = handler(for: plugin) else {
+            throw HomeError.deviceOffline("plugin \(plugin) is not running; \(device.name) cannot be reached")
+        }
+        let command = DriverCommand(
+            localID: device.id.localID, deviceType: request.deviceType, trait: request.trait, command: request.command,
+            arguments: arguments, origin: principal.id)
+        return try await withTimeout(commandTimeout, what: "command to \(device.name)") {
+            do {
+                return try await handler.handle(command)
+            } catch let error as HomeError {
+                throw error
+            } catch {
+                throw HomeError.driverError("plugin \(plugin) failed the command: \(error)")
+            }
+        }
+    }
+
+    func write(
+        device id: DeviceID, deviceType: DeviceTypeID, trait traitID: TraitID, attribute: AttributeID, value: Value,
+        principal: Principal
+    ) async throws {
+        let (device, plugin) = try route(id, deviceType, traitID, principal: principal)
+        if strictOperationValidation {
+            guard let trait = catalog.trait(traitID), let a = trait.attribute(attribute) else {
+                throw HomeError.unsupportedOperation("no attribute \(attribute.hex) in trait \(traitID.hex)")
+            }
+            guard a.writable else { throw HomeError.unsupportedOperation("attribute \(trait.name).\(a.name) is read-only") }
+            try a.validate(value, in: trait)
+        }
+        guard let handler = handler(for: plugin) else {
+            throw HomeError.deviceOffline("plugin \(plugin) is not running; \(device.name) cannot be reached")
+        }
+        let write = DriverWrite(
+            localID: id.localID, deviceType: deviceType, trait: traitID, attribute: attribute, value: value, origin: principal.id)
+        try await withTimeout(commandTimeout, what: "write to \(device.name)") { try await handler.write(write) }
+    }
+
+    /// Finds the device as the principal sees it and checks it may be controlled.
+    func route(_ id: DeviceID, _ type: DeviceTypeID, _ trait: TraitID, principal: Principal) throws(HomeError) -> (DeviceSnapshot, String) {
+        try checkSession(principal)
+        let state = self.state
+        guard let device = visible(.devices, state.devices[id], principal)
+            ?? (principal.role == .admin ? state.devices[id] : nil)
+        else { throw .notFound("no device \(id)") }
+        if let scope = principal.scope, !scope.canControl {
+            throw .permissionDenied("this app's grant allows reading only")
+        }
+        guard let t = device.type(type) else {
+            throw .unsupportedOperation(
+                "\(device.name) is not a \(catalog.deviceType(type)?.name ?? type.hex) (it is: "
+                    + device.types.map { catalog.deviceType($0.id)?.name ?? $0.id.hex }.joined(separator: ", ") + ")")
+        }
+        if strictOperationValidation, t.traits[trait] == nil {
+            throw .unsupportedOperation(
+                "\(device.name) has no \(catalog.trait(trait)?.name ?? trait.hex) trait on its \(catalog.deviceType(type)?.name ?? type.hex) type")
+        }
+        return (device, id.pluginID)
+    }
+}
+
+/// Runs `body`, throwing `timeout` if it takes longer than `limit`.
+func withTimeout<T: Sendable>(_ limit: Duration, what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            throw HomeError.timeout("\(what) took longer than \(limit)")
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}

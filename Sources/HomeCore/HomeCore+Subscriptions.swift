@@ -1,0 +1,233 @@
+import HomeModel
+import Synchronization
+import HashTreeCollections
+
+extension HomeCore {
+    /// The storage a principal sees for a query kind, as `TreeDictionary<ID, Snapshot>`.
+    func storage<Element: HomeElement>(
+        _ kind: QueryKind, _ state: HomeState, _ principal: Principal, as: Element.Type = Element.self
+    ) -> HomeSet<Element>.Storage {
+        let any: Any
+        switch kind {
+        case .devices:
+            if let scope = principal.scope {
+                var filtered = TreeDictionary<DeviceID, DeviceSnapshot>()
+                for (id, d) in state.commissioned {
+                    if let v = scope.view(of: d, catalog: catalog) { filtered[id] = v }
+                }
+                any = filtered
+            } else {
+                any = state.commissioned
+            }
+        case .discovered:
+            any = principal.role == .admin
+                ? state.devices.filter { $0.value.commissioning == .discovered } : TreeDictionary<DeviceID, DeviceSnapshot>()
+        case .structures:
+            any = state.structures
+        case .rooms:
+            any = state.rooms
+        }
+        return any as! HomeSet<Element>.Storage
+    }
+
+    func currentSet<Element: HomeElement>(_ kind: QueryKind, for principal: Principal, backend: Home) throws(HomeError) -> HomeSet<Element> {
+        try checkSession(principal)
+        let state = self.state
+        return HomeSet(storage: storage(kind, state, principal, as: Element.self), version: state.version, backend: backend)
+    }
+
+    func checkSession(_ principal: Principal) throws(HomeError) {
+        if isRevoked(principal) { throw .permissionDenied("this session's access was revoked") }
+    }
+
+    /// Whether an outcome touches a query kind.
+    static func touches(_ kind: QueryKind, _ outcome: HomeOutcome) -> Bool {
+        switch kind {
+        case .devices, .discovered: outcome.devices.contains { $0.1 != .attributes }
+        case .structures: outcome.structuresChanged
+        case .rooms: outcome.roomsChanged
+        }
+    }
+
+    func subscribeBatched<Element: HomeElement>(_ kind: QueryKind, home: Home) -> Updates<HomeSet<Element>> {
+        let principal = home.principal
+        let box = IDBox()
+        let channel = Channel<HomeSet<Element>>(policy: .latest, onTerminate: { [weak self] in
+            if let id = box.id { self?.unregister(id) }
+        })
+        let observer = Observer(
+            session: principal.sessionID, device: nil,
+            onChange: { [weak self] _, after, outcome in
+                guard let self, Self.touches(kind, outcome) else { return nil }
+                return {
+                    channel.push(
+                        HomeSet(storage: self.storage(kind, after, principal, as: Element.self), version: after.version, backend: home),
+                        version: after.version)
+                }
+            },
+            finish: { channel.finish() })
+        box.id = register(observer)
+        if box.id == nil {
+            channel.finish()
+        } else {
+            // Race-free: the current set, then every later change; an older set never
+            // overwrites a newer one because the channel ignores versions it has passed.
+            let state = self.state
+            channel.push(HomeSet(storage: storage(kind, state, principal, as: Element.self), version: state.version, backend: home), version: state.version)
+        }
+        return Updates(channel)
+    }
+
+    /// How many diffs a `stream()` subscriber may fall behind before it gets a fresh snapshot.
+    static var streamBufferLimit: Int { 1024 }
+
+    func subscribeStream<Element: HomeElement>(_ kind: QueryKind, home: Home) -> Updates<QueryChange<Element>> {
+        let principal = home.principal
+        let box = IDBox()
+        let channelBox = ChannelBox<QueryChange<Element>>()
+        let channel = Channel<QueryChange<Element>>(
+            policy: .bounded(Self.streamBufferLimit),
+            resync: { [weak self] in
+                guard let self, let channel = channelBox.channel else { return nil }
+                // Take the snapshot and move the channel's floor under the core's lock, so no
+                // change falls between the snapshot and the diffs that follow it.
+                let (storage, version): (HomeSet<Element>.Storage, UInt64) = self.inner.withLock { inner in
+                    channel.markResynced(at: inner.state.version)
+                    return (self.storage(kind, inner.state, principal, as: Element.self), inner.state.version)
+                }
+                return .snapshot(HomeSet(storage: storage, version: version, backend: home))
+            },
+            onTerminate: { [weak self] in if let id = box.id { self?.unregister(id) } })
+        channelBox.channel = channel
+        let observer = Observer(
+            session: principal.sessionID, device: nil,
+            onChange: { [weak self] before, after, outcome in
+                guard let self, Self.touches(kind, outcome) else { return nil }
+                return {
+                    for change in self.diff(kind, before, after, outcome, principal, home) as [QueryChange<Element>] {
+                        channel.push(change, version: after.version)
+                    }
+                }
+            },
+            finish: { channel.finish() })
+        box.id = register(observer)
+        if box.id == nil { channel.finish() } else { channel.requestResync() }
+        return Updates(channel)
+    }
+
+    func diff<Element: HomeElement>(
+        _ kind: QueryKind, _ before: HomeState, _ after: HomeState, _ outcome: HomeOutcome, _ principal: Principal, _ home: Home
+    ) -> [QueryChange<Element>] {
+        switch kind {
+        case .structures, .rooms:
+            let old: HomeSet<Element>.Storage = storage(kind, before, principal, as: Element.self)
+            let new: HomeSet<Element>.Storage = storage(kind, after, principal, as: Element.self)
+            var changes: [QueryChange<Element>] = []
+            for (id, value) in new {
+                if let o = old[id] {
+                    if o != value { changes.append(.updated(Element.make(value, backend: home))) }
+                } else {
+                    changes.append(.added(Element.make(value, backend: home)))
+                }
+            }
+            for (id, _) in old where new[id] == nil { changes.append(.removed(id)) }
+            return changes
+        case .devices, .discovered:
+            var changes: [QueryChange<Element>] = []
+            for (id, kindOfChange) in outcome.devices where kindOfChange != .attributes {
+                let was = visible(kind, before.devices[id], principal)
+                let now = visible(kind, after.devices[id], principal)
+                switch (was, now) {
+                case (nil, nil): continue
+                case (nil, let n?): changes.append(.added(HomeDevice(snapshot: n, backend: home) as! Element))
+                case (_?, nil): changes.append(.removed(id as! Element.ID))
+                case (let w?, let n?):
+                    if w != n { changes.append(.updated(HomeDevice(snapshot: n, backend: home) as! Element)) }
+                }
+            }
+            return changes
+        }
+    }
+
+    func visible(_ kind: QueryKind, _ device: DeviceSnapshot?, _ principal: Principal) -> DeviceSnapshot? {
+        guard let device else { return nil }
+        switch kind {
+        case .devices:
+            guard device.commissioning == .commissioned else { return nil }
+            return principal.scope.map { $0.view(of: device, catalog: catalog) } ?? device
+        case .discovered:
+            return principal.role == .admin && device.commissioning == .discovered ? device : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The device now, then on every change (attributes included); coalesced to the newest.
+    func subscribeDevice(_ id: DeviceID, home: Home) -> Updates<HomeDevice> {
+        let principal = home.principal
+        let box = IDBox()
+        let channel = Channel<HomeDevice>(policy: .latest, onTerminate: { [weak self] in
+            if let id = box.id { self?.unregister(id) }
+        })
+        let kind: QueryKind = principal.role == .admin ? .discovered : .devices
+        let observer = Observer(
+            session: principal.sessionID, device: id,
+            onChange: { [weak self] _, after, outcome in
+                guard let self, outcome.devices.contains(where: { $0.0 == id }) else { return nil }
+                let view = self.visible(.devices, after.devices[id], principal)
+                    ?? (kind == .discovered ? self.visible(.discovered, after.devices[id], principal) : nil)
+                guard let view else { return { channel.finish() } }
+                return { channel.push(HomeDevice(snapshot: view, backend: home), version: after.version) }
+            },
+            finish: { channel.finish() })
+        box.id = register(observer)
+        let state = self.state
+        let view = visible(.devices, state.devices[id], principal)
+            ?? (kind == .discovered ? visible(.discovered, state.devices[id], principal) : nil)
+        if box.id == nil || view == nil {
+            channel.finish()
+        } else {
+            channel.push(HomeDevice(snapshot: view!, backend: home), version: state.version)
+        }
+        return Updates(channel)
+    }
+
+    /// How many events one subscriber may fall behind before the oldest are dropped (and counted).
+    static var eventBufferLimit: Int { 4096 }
+
+    /// Events of visible devices, optionally of one device and trait; never coalesced.
+    func subscribeEvents(device: DeviceID?, trait: TraitID?, home: Home) -> Updates<DeviceEvent> {
+        let principal = home.principal
+        let box = IDBox()
+        let channel = Channel<DeviceEvent>(policy: .droppingOldest(Self.eventBufferLimit), onTerminate: { [weak self] in
+            if let id = box.id { self?.unregister(id) }
+        })
+        let observer = Observer(
+            session: principal.sessionID, device: nil,
+            onChange: { [weak self] _, after, outcome in
+                guard let self else { return nil }
+                let events = outcome.events.filter { e in
+                    (device == nil || e.device == device) && (trait == nil || e.trait == trait)
+                        && self.visible(.devices, after.devices[e.device], principal)?.type(e.deviceType) != nil
+                }
+                guard !events.isEmpty else { return nil }
+                return { for e in events { channel.push(e, version: e.version) } }
+            },
+            finish: { channel.finish() })
+        box.id = register(observer, events: true)
+        if box.id == nil { channel.finish() }
+        return Updates(channel)
+    }
+}
+
+/// Holds an observer's ID once registered (the channel's termination needs it).
+final class IDBox: @unchecked Sendable {
+    // Written once, before the channel can terminate through a consumer; read after.
+    var id: Int?
+}
+
+/// Holds a channel for its own resync closure, which is created before the channel.
+final class ChannelBox<Element: Sendable>: @unchecked Sendable {
+    // Written once right after the channel is created, before any consumer can read it.
+    var channel: Channel<Element>?
+}

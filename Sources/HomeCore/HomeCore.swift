@@ -1,0 +1,287 @@
+public import HomeModel
+public import DriverAPI
+public import Logging
+import HashTreeCollections
+import Synchronization
+import Foundation
+
+/// Carries out commands for one plugin's devices; the plugin host registers one per plugin.
+public protocol CommandHandler: Sendable {
+    func handle(_ command: DriverCommand) async throws -> Value
+    func write(_ write: DriverWrite) async throws
+}
+
+/// The observer core: one writer over ``HomeState``, many observers.
+///
+/// Drivers report through a ``DriverContext`` from ``context(for:configuration:)``; clients
+/// read, observe and act through a ``Home`` bound to a principal. Changes are applied under a
+/// lock by the pure state machine; observers are handed their updates after the lock is
+/// released, each into its own bounded buffer, so a slow observer never slows a driver.
+public final class HomeCore: Sendable {
+    public let catalog: Catalog
+    /// Strict: unsupported traits and commands are refused before they reach a driver.
+    /// Lenient: they are sent, and the driver's error is reported back.
+    public let strictOperationValidation: Bool
+    /// How long a command may take before the caller gets `timeout`.
+    public let commandTimeout: Duration
+    let logger: Logger
+    let store: (any LayoutStore)?
+    let now: @Sendable () -> UInt64
+
+    enum QueryKind: Sendable { case devices, discovered, structures, rooms }
+
+    /// A registered observer: told about every applied change while the lock is held, it returns
+    /// the delivery to run once the lock is released (or nil when the change is not its concern).
+    struct Observer: Sendable {
+        let session: String?
+        let device: DeviceID?
+        let onChange: @Sendable (_ before: HomeState, _ after: HomeState, _ outcome: HomeOutcome) -> (@Sendable () -> Void)?
+        let finish: @Sendable () -> Void
+    }
+
+    struct Inner: Sendable {
+        var state = HomeState()
+        var observers: [Int: Observer] = [:]
+        var deviceObservers: [DeviceID: Set<Int>] = [:]
+        var eventObservers: [Int: Observer] = [:]
+        var nextID = 0
+        var revoked: Set<String> = []
+        var handlers: [String: any CommandHandler] = [:]
+    }
+
+    let inner = Mutex(Inner())
+    let rejections = Mutex<(logged: Set<String>, count: Int)>(([], 0))
+
+    public init(
+        catalog: Catalog = .standard, store: (any LayoutStore)? = nil, strictOperationValidation: Bool = true,
+        commandTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "hearth.core"),
+        now: (@Sendable () -> UInt64)? = nil
+    ) {
+        self.catalog = catalog
+        self.store = store
+        self.strictOperationValidation = strictOperationValidation
+        self.commandTimeout = commandTimeout
+        self.logger = logger
+        self.now = now ?? { UInt64(Date().timeIntervalSince1970 * 1e9) }
+    }
+
+    /// Loads the layout and device registry from the store. Call once, before plugins start.
+    public func restore() throws {
+        guard let store else { return }
+        let (s, r, d) = try store.loadLayout()
+        _ = try apply(.restore(structures: s, rooms: r, devices: d), persist: false)
+    }
+
+    /// The current state (a cheap copy: the collections are persistent).
+    public var state: HomeState { inner.withLock { $0.state } }
+
+    /// A session for `principal`.
+    public func home(for principal: Principal) -> Home { Home(core: self, principal: principal) }
+
+    // MARK: - Applying changes
+
+    /// Applies a change: under the lock, the state machine moves and observers pick their
+    /// deliveries; after it, deliveries run and problems are logged.
+    ///
+    /// Layout edits are persisted before they become visible (a failing store refuses them).
+    @discardableResult
+    func apply(_ change: HomeChange, persist: Bool = true) throws(HomeError) -> HomeOutcome {
+        let isLayout: Bool
+        if case .layout = change { isLayout = true } else { isLayout = false }
+        let result: Result<(HomeOutcome, [@Sendable () -> Void], LayoutDelta?), HomeError> = inner.withLock { inner in
+            let before = inner.state
+            var after = before
+            let outcome: HomeOutcome
+            do throws(HomeError) {
+                outcome = try after.apply(change, catalog: catalog)
+            } catch {
+                return .failure(error)
+            }
+            var delta: LayoutDelta?
+            if persist, store != nil, !outcome.isEmpty {
+                let d = Self.delta(outcome, after)
+                if !d.isEmpty {
+                    if isLayout {
+                        do {
+                            try store!.persist(d)
+                        } catch {
+                            return .failure(.internal("could not save the change: \(error)"))
+                        }
+                    } else {
+                        delta = d
+                    }
+                }
+            }
+            inner.state = after
+            guard !outcome.isEmpty else { return .success((outcome, [], delta)) }
+            var deliveries: [@Sendable () -> Void] = []
+            let shape = outcome.structuresChanged || outcome.roomsChanged
+                || outcome.devices.contains { $0.1 != .attributes }
+            if shape {
+                for o in inner.observers.values where o.device == nil {
+                    if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+                }
+            }
+            for (id, _) in outcome.devices {
+                guard let ids = inner.deviceObservers[id] else { continue }
+                for oid in ids {
+                    if let o = inner.observers[oid], let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+                }
+            }
+            if !outcome.events.isEmpty {
+                for o in inner.eventObservers.values {
+                    if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+                }
+            }
+            return .success((outcome, deliveries, delta))
+        }
+        switch result {
+        case .failure(let error):
+            throw error
+        case .success(let (outcome, deliveries, delta)):
+            for d in deliveries { d() }
+            if let delta, let store {
+                do {
+                    try store.persist(delta)
+                } catch {
+                    logger.error("could not save the device registry", metadata: ["error": "\(error)"])
+                }
+            }
+            if !outcome.rejected.isEmpty { logRejections(outcome, change) }
+            return outcome
+        }
+    }
+
+    static func delta(_ outcome: HomeOutcome, _ state: HomeState) -> LayoutDelta {
+        var upserted: [DeviceSnapshot] = []
+        var removed: [DeviceID] = []
+        for (id, kind) in outcome.devices {
+            switch kind {
+            case .attributes: continue
+            case .removed: removed.append(id)
+            case .added, .shape: if let d = state.devices[id] { upserted.append(d) }
+            }
+        }
+        return LayoutDelta(
+            structures: outcome.structuresChanged ? Array(state.structures.values) : nil,
+            rooms: outcome.roomsChanged ? Array(state.rooms.values) : nil,
+            upserted: upserted, removed: removed, version: outcome.version)
+    }
+
+    func logRejections(_ outcome: HomeOutcome, _ change: HomeChange) {
+        var plugin = "core"
+        switch change {
+        case .publish(let p, _), .remove(let p, _), .report(let p, _, _), .event(let p, _, _), .connectivity(let p, _, _):
+            plugin = p
+        default: break
+        }
+        let fresh: [(DeviceID?, String)] = rejections.withLock { r in
+            r.count += outcome.rejected.count
+            return outcome.rejected.compactMap { item in
+                let key = "\(item.device?.rawValue ?? "-")|\(item.key)|\(item.message)"
+                return r.logged.insert(key).inserted ? (item.device, item.message) : nil
+            }
+        }
+        for (device, message) in fresh {
+            logger.warning(
+                "refused input: \(message) (logged once; later repeats are only counted)",
+                metadata: ["plugin": "\(plugin)", "device": "\(device?.rawValue ?? "-")"])
+        }
+    }
+
+    /// How many reports, events or descriptions the core has refused as malformed.
+    public var rejectedInputCount: Int { rejections.withLock { $0.count } }
+
+    // MARK: - Drivers
+
+    /// The context a plugin reports through.
+    public func context(for pluginID: String, configuration: PluginConfiguration = PluginConfiguration()) -> any DriverContext {
+        CoreDriverContext(core: self, pluginID: pluginID, configuration: configuration)
+    }
+
+    /// Registers (or, with nil, removes) the handler for a plugin's commands.
+    public func setCommandHandler(_ handler: (any CommandHandler)?, for pluginID: String) {
+        inner.withLock { $0.handlers[pluginID] = handler }
+    }
+
+    // MARK: - Observers
+
+    func register(_ observer: Observer, events: Bool = false) -> Int? {
+        inner.withLock { inner -> Int? in
+            if let s = observer.session, inner.revoked.contains(s) { return nil }
+            inner.nextID += 1
+            let id = inner.nextID
+            if events {
+                inner.eventObservers[id] = observer
+            } else {
+                inner.observers[id] = observer
+                if let d = observer.device { inner.deviceObservers[d, default: []].insert(id) }
+            }
+            return id
+        }
+    }
+
+    func unregister(_ id: Int) {
+        inner.withLock { inner in
+            if let o = inner.observers.removeValue(forKey: id), let d = o.device {
+                inner.deviceObservers[d]?.remove(id)
+                if inner.deviceObservers[d]?.isEmpty == true { inner.deviceObservers[d] = nil }
+            }
+            inner.eventObservers[id] = nil
+        }
+    }
+
+    /// How many observers are registered (subscriptions not yet ended).
+    public var observerCount: Int { inner.withLock { $0.observers.count + $0.eventObservers.count } }
+
+    /// Ends every subscription of a session and refuses its later calls (`permissionDenied`).
+    public func revoke(session: String) {
+        let finishers: [@Sendable () -> Void] = inner.withLock { inner in
+            inner.revoked.insert(session)
+            return (inner.observers.values.filter { $0.session == session }
+                + inner.eventObservers.values.filter { $0.session == session }).map(\.finish)
+        }
+        for f in finishers { f() }
+    }
+
+    func isRevoked(_ principal: Principal) -> Bool {
+        guard let s = principal.sessionID else { return false }
+        return inner.withLock { $0.revoked.contains(s) }
+    }
+
+    func handler(for pluginID: String) -> (any CommandHandler)? { inner.withLock { $0.handlers[pluginID] } }
+}
+
+/// The ``DriverContext`` the core gives a plugin: each call becomes one change.
+struct CoreDriverContext: DriverContext {
+    let core: HomeCore
+    let pluginID: String
+    let configuration: PluginConfiguration
+
+    func publish(_ device: DeviceDescription) { _ = try? core.apply(.publish(plugin: pluginID, device)) }
+    func remove(device localID: String) { _ = try? core.apply(.remove(plugin: pluginID, localID: localID)) }
+    func report(_ reports: [AttributeReport]) { _ = try? core.apply(.report(plugin: pluginID, reports, at: core.now())) }
+    func emit(_ event: EventReport) { _ = try? core.apply(.event(plugin: pluginID, event, at: core.now())) }
+    func setConnectivity(_ state: ConnectivityState, device localID: String?) {
+        _ = try? core.apply(.connectivity(plugin: pluginID, localID: localID, state))
+    }
+    func log(_ level: LogLevel, _ message: String, device localID: String?) {
+        var metadata: Logger.Metadata = ["plugin": "\(pluginID)"]
+        if let localID { metadata["device"] = "\(DeviceID(plugin: pluginID, local: localID))" }
+        core.logger.log(level: Logger.Level(level), "\(message)", metadata: metadata)
+    }
+}
+
+extension Logger.Level {
+    init(_ level: LogLevel) {
+        switch level {
+        case .trace: self = .trace
+        case .debug: self = .debug
+        case .info: self = .info
+        case .notice: self = .notice
+        case .warning: self = .warning
+        case .error: self = .error
+        case .critical: self = .critical
+        }
+    }
+}

@@ -1,0 +1,326 @@
+public import HomeModel
+public import DriverAPI
+public import HashTreeCollections
+
+/// The whole home at one version: a pure value that ``HomeState/apply(_:catalog:)`` moves forward.
+///
+/// Persistent collections (`TreeDictionary`) share structure between versions, so handing the
+/// current devices to many subscribers copies nothing.
+public struct HomeState: Sendable {
+    public internal(set) var version: UInt64 = 0
+    /// Every device: discovered and commissioned.
+    public internal(set) var devices: TreeDictionary<DeviceID, DeviceSnapshot> = [:]
+    /// The commissioned devices only: what `devices()` shows (kept in step with `devices`).
+    public internal(set) var commissioned: TreeDictionary<DeviceID, DeviceSnapshot> = [:]
+    public internal(set) var structures: TreeDictionary<StructureID, StructureSnapshot> = [:]
+    public internal(set) var rooms: TreeDictionary<RoomID, RoomSnapshot> = [:]
+    /// Devices whose commands count as done without a confirming report.
+    public internal(set) var optimistic: Set<DeviceID> = []
+    /// When each device last reported (core clock, nanoseconds since the Unix epoch).
+    public internal(set) var lastSeen: [DeviceID: UInt64] = [:]
+
+    public init() {}
+
+    mutating func put(_ device: DeviceSnapshot) {
+        devices[device.id] = device
+        commissioned[device.id] = device.commissioning == .commissioned ? device : nil
+    }
+
+    mutating func drop(_ id: DeviceID) {
+        devices[id] = nil
+        commissioned[id] = nil
+    }
+}
+
+/// A change offered to the state machine.
+public enum HomeChange: Sendable {
+    case publish(plugin: String, DeviceDescription)
+    case remove(plugin: String, localID: String)
+    case report(plugin: String, [AttributeReport], at: UInt64)
+    case event(plugin: String, EventReport, at: UInt64)
+    case connectivity(plugin: String, localID: String?, ConnectivityState)
+    case layout(LayoutEdit)
+    /// Restores the layout and device registry (from storage) at start-up.
+    case restore(structures: [StructureSnapshot], rooms: [RoomSnapshot], devices: [DeviceSnapshot])
+}
+
+/// An edit of the layout or of a device's place in it.
+public enum LayoutEdit: Hashable, Sendable {
+    case createStructure(StructureID, name: String)
+    case renameStructure(StructureID, name: String)
+    case deleteStructure(StructureID)
+    case createRoom(RoomID, in: StructureID, name: String)
+    case renameRoom(RoomID, name: String)
+    case deleteRoom(RoomID)
+    case renameDevice(DeviceID, name: String)
+    case moveDevice(DeviceID, to: RoomID?)
+    case commission(DeviceID, name: String, structure: StructureID, room: RoomID?, primaryType: DeviceTypeID?)
+    case decommission(DeviceID)
+    case removeDevice(DeviceID)
+}
+
+/// What one change did: which devices changed and how, whether structures or rooms changed,
+/// events accepted, and problems with the input (logged by the owner, never fatal).
+public struct HomeOutcome: Sendable {
+    public var version: UInt64
+    public var devices: [(DeviceID, DeviceChangeKind)] = []
+    public var structuresChanged = false
+    public var roomsChanged = false
+    public var events: [DeviceEvent] = []
+    /// Input that was refused, with the device it concerned and why.
+    public var rejected: [(device: DeviceID?, key: String, message: String)] = []
+    /// Devices whose last-seen time moved without any other change.
+    public var refreshed = 0
+
+    public var isEmpty: Bool { devices.isEmpty && !structuresChanged && !roomsChanged && events.isEmpty }
+}
+
+extension HomeState {
+    /// Applies a change. Throws for a refused layout edit (nothing changes); bad driver input
+    /// is refused item by item and listed in ``HomeOutcome/rejected``.
+    public mutating func apply(_ change: HomeChange, catalog: Catalog) throws(HomeError) -> HomeOutcome {
+        var outcome = HomeOutcome(version: version)
+        switch change {
+        case .publish(let plugin, let description):
+            publish(plugin: plugin, description, catalog: catalog, into: &outcome)
+        case .remove(let plugin, let localID):
+            remove(DeviceID(plugin: plugin, local: localID), into: &outcome)
+        case .report(let plugin, let reports, let at):
+            for r in reports { report(DeviceID(plugin: plugin, local: r.localID), r, at: at, catalog: catalog, into: &outcome) }
+        case .event(let plugin, let e, let at):
+            event(DeviceID(plugin: plugin, local: e.localID), e, at: at, catalog: catalog, into: &outcome)
+        case .connectivity(let plugin, let localID, let state):
+            let ids = localID.map { [DeviceID(plugin: plugin, local: $0)] } ?? devices.keys.filter { $0.pluginID == plugin }
+            for id in ids { setConnectivity(id, state, into: &outcome) }
+        case .layout(let edit):
+            try layout(edit, catalog: catalog, into: &outcome)
+        case .restore(let s, let r, let d):
+            for x in s { structures[x.id] = x }
+            for x in r { rooms[x.id] = x }
+            for var x in d {
+                for i in x.types.indices {
+                    for t in x.types[i].traits.keys {
+                        x.types[i].traits[t]!.sourceConnectivity.connectivityState = .unknown
+                    }
+                }
+                put(x)
+                outcome.devices.append((x.id, .added))
+            }
+            outcome.structuresChanged = !s.isEmpty
+            outcome.roomsChanged = !r.isEmpty
+        }
+        if !outcome.isEmpty {
+            version += 1
+            outcome.version = version
+            for i in outcome.events.indices { outcome.events[i].version = version }
+        }
+        return outcome
+    }
+
+    // MARK: - Driver input
+
+    mutating func publish(plugin: String, _ d: DeviceDescription, catalog: Catalog, into outcome: inout HomeOutcome) {
+        let id = DeviceID(plugin: plugin, local: d.localID)
+        var types: [DeviceTypeState] = []
+        let existing = devices[id]
+        let primaryIndex = d.types.firstIndex(where: \.isPrimary) ?? 0
+        for (index, t) in d.types.enumerated() {
+            guard catalog.deviceType(t.id) != nil else {
+                outcome.rejected.append((id, "type:\(t.id.hex)", "unknown device type \(t.id.hex); not in the catalogue"))
+                continue
+            }
+            var traits: [TraitID: TraitState] = [:]
+            for (traitID, initial) in t.traits {
+                let descriptor = catalog.trait(traitID)
+                var attributes = existing?.type(t.id)?.traits[traitID]?.attributes ?? [:]
+                for (attributeID, value) in initial {
+                    if let a = descriptor?.attribute(attributeID) {
+                        do throws(HomeError) {
+                            try a.validate(value, in: descriptor)
+                        } catch {
+                            outcome.rejected.append((id, "\(traitID.hex)/\(attributeID.hex)", error.message))
+                            continue
+                        }
+                    }
+                    attributes[attributeID] = value
+                }
+                traits[traitID] = TraitState(
+                    id: traitID, attributes: attributes,
+                    sourceConnectivity: SourceConnectivity(connectivityState: .online, dataSourceLocality: d.locality))
+            }
+            types.append(DeviceTypeState(id: t.id, isPrimary: index == primaryIndex, traits: traits))
+        }
+        if let first = types.indices.first, !types.contains(where: \.isPrimary) { types[first].isPrimary = true }
+        if d.optimistic { optimistic.insert(id) } else { optimistic.remove(id) }
+
+        if var device = existing {
+            device.types = types
+            device.manufacturer = d.manufacturer
+            device.model = d.model
+            if device.commissioning == .discovered { device.name = d.name }
+            if device != existing {
+                let shapeChanged = device.types.map(\.id) != existing!.types.map(\.id)
+                    || device.types.map { Set($0.traits.keys) } != existing!.types.map { Set($0.traits.keys) }
+                    || device.sourceConnectivity != existing!.sourceConnectivity || device.name != existing!.name
+                put(device)
+                outcome.devices.append((id, shapeChanged ? .shape : .attributes))
+            }
+            return
+        }
+        var device = DeviceSnapshot(
+            id: id, name: d.name, types: types, manufacturer: d.manufacturer, model: d.model)
+        if let hint = d.commission {
+            commissionFromHint(&device, hint, into: &outcome)
+        }
+        put(device)
+        outcome.devices.append((id, .added))
+    }
+
+    /// Places a device the configuration names (pre-commissioning): the structure by name (the
+    /// first one, created as "Home" when there is none), the room by name (created if missing).
+    mutating func commissionFromHint(_ device: inout DeviceSnapshot, _ hint: CommissionHint, into outcome: inout HomeOutcome) {
+        let verdict = NamingRules.check(hint.name)
+        guard verdict.isValid else {
+            outcome.rejected.append((device.id, "commission", "not commissioned: " + verdict.violations.map(\.rule).joined(separator: "; ")))
+            return
+        }
+        let structureName = hint.structure ?? structures.values.sorted { $0.id < $1.id }.first?.name ?? "Home"
+        let structure: StructureID
+        if let s = structures.values.first(where: { NamingRules.normalised($0.name) == NamingRules.normalised(structureName) }) {
+            structure = s.id
+        } else {
+            structure = StructureID(rawValue: "structure-" + Self.slug(structureName))
+            structures[structure] = StructureSnapshot(id: structure, name: structureName)
+            outcome.structuresChanged = true
+        }
+        var room: RoomID?
+        if let roomName = hint.room, NamingRules.check(roomName).isValid {
+            if let r = rooms.values.first(where: {
+                $0.structureID == structure && NamingRules.normalised($0.name) == NamingRules.normalised(roomName)
+            }) {
+                room = r.id
+            } else {
+                let rid = RoomID(rawValue: "room-" + Self.slug(structureName) + "-" + Self.slug(roomName))
+                rooms[rid] = RoomSnapshot(id: rid, structureID: structure, name: NamingRules.check(roomName).name)
+                outcome.roomsChanged = true
+                room = rid
+            }
+        }
+        device.name = verdict.name
+        device.structureID = structure
+        device.roomID = room
+        device.commissioning = .commissioned
+    }
+
+    static func slug(_ s: String) -> String {
+        let lowered = s.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }
+        return String(lowered).split(separator: "-").joined(separator: "-")
+    }
+
+    mutating func remove(_ id: DeviceID, into outcome: inout HomeOutcome) {
+        guard let device = devices[id] else { return }
+        if device.commissioning == .commissioned {
+            setConnectivity(id, .offline, into: &outcome)
+        } else {
+            drop(id)
+            optimistic.remove(id)
+            lastSeen[id] = nil
+            outcome.devices.append((id, .removed))
+        }
+    }
+
+    mutating func report(_ id: DeviceID, _ r: AttributeReport, at: UInt64, catalog: Catalog, into outcome: inout HomeOutcome) {
+        guard var device = devices[id] else {
+            outcome.rejected.append((id, "unknown", "report for unknown device \(id) (publish it first)"))
+            return
+        }
+        let descriptor = catalog.trait(r.trait)
+        if let a = descriptor?.attribute(r.attribute) {
+            do throws(HomeError) {
+                try a.validate(r.value, in: descriptor)
+            } catch {
+                outcome.rejected.append((id, "\(r.trait.hex)/\(r.attribute.hex)", error.message))
+                return
+            }
+        } else if let descriptor, !descriptor.isVendor, r.attribute.rawValue < 0xF000 {
+            outcome.rejected.append(
+                (id, "\(r.trait.hex)/\(r.attribute.hex)", "trait \(descriptor.name) has no attribute \(r.attribute.hex)"))
+            return
+        }
+        var found = false
+        var valueChanged = false
+        var shapeChanged = false
+        for i in device.types.indices where r.deviceType == nil || device.types[i].id == r.deviceType {
+            guard var trait = device.types[i].traits[r.trait] else { continue }
+            found = true
+            if trait.attributes[r.attribute] != r.value {
+                trait.attributes[r.attribute] = r.value
+                valueChanged = true
+            }
+            if trait.sourceConnectivity.connectivityState != .online {
+                trait.sourceConnectivity.connectivityState = .online
+                shapeChanged = true
+            }
+            if valueChanged || shapeChanged { device.types[i].traits[r.trait] = trait }
+        }
+        lastSeen[id] = at
+        guard found else {
+            outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(descriptor?.name ?? r.trait.hex)"))
+            return
+        }
+        if valueChanged || shapeChanged {
+            put(device)
+            outcome.devices.append((id, shapeChanged ? .shape : .attributes))
+        } else {
+            outcome.refreshed += 1
+        }
+    }
+
+    mutating func event(_ id: DeviceID, _ e: EventReport, at: UInt64, catalog: Catalog, into outcome: inout HomeOutcome) {
+        guard let device = devices[id] else {
+            outcome.rejected.append((id, "unknown", "event for unknown device \(id)"))
+            return
+        }
+        guard let type = device.types.first(where: { (e.deviceType == nil || $0.id == e.deviceType) && $0.traits[e.trait] != nil })
+        else {
+            outcome.rejected.append((id, "\(e.trait.hex)", "device \(id) has no trait \(e.trait.hex) for event \(e.event.hex)"))
+            return
+        }
+        if let descriptor = catalog.trait(e.trait), !descriptor.isVendor {
+            guard let ev = descriptor.event(e.event) else {
+                outcome.rejected.append((id, "\(e.trait.hex)/event", "trait \(descriptor.name) has no event \(e.event.hex)"))
+                return
+            }
+            for field in ev.fields {
+                if let v = e.fields[field.name] {
+                    do throws(HomeError) {
+                        try field.validate(v, in: "event \(descriptor.name).\(ev.name)")
+                    } catch {
+                        outcome.rejected.append((id, "\(e.trait.hex)/event/\(e.event.hex)", error.message))
+                        return
+                    }
+                }
+            }
+        }
+        lastSeen[id] = at
+        outcome.events.append(
+            DeviceEvent(
+                device: id, deviceType: type.id, trait: e.trait, event: e.event, fields: e.fields,
+                timestampNanoseconds: e.timestampNanoseconds ?? at))
+    }
+
+    mutating func setConnectivity(_ id: DeviceID, _ state: ConnectivityState, into outcome: inout HomeOutcome) {
+        guard var device = devices[id] else { return }
+        var changed = false
+        for i in device.types.indices {
+            for t in device.types[i].traits.keys where device.types[i].traits[t]!.sourceConnectivity.connectivityState != state {
+                device.types[i].traits[t]!.sourceConnectivity.connectivityState = state
+                changed = true
+            }
+        }
+        if changed {
+            put(device)
+            outcome.devices.append((id, .shape))
+        }
+    }
+}

@@ -1,0 +1,62 @@
+public import HomeModel
+
+/// Who is asking: a user (admin or member) or an app with a scoped grant.
+public struct Principal: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// An admin changes the layout, commissions, manages users and grants; a member reads,
+    /// observes and controls; an app sees and controls what its grant allows.
+    public enum Role: String, Hashable, Sendable, Codable, CaseIterable {
+        case admin, member, app
+    }
+
+    /// `user:alice`, `app:dashboard`, `system`.
+    public let id: String
+    public let role: Role
+    /// What an app may see; nil for users.
+    public let scope: GrantScope?
+    /// The session or token this principal acts through; revoking it ends its subscriptions.
+    public let sessionID: String?
+
+    public init(id: String, role: Role, scope: GrantScope? = nil, sessionID: String? = nil) {
+        self.id = id
+        self.role = role
+        self.scope = scope
+        self.sessionID = sessionID
+    }
+
+    /// The daemon itself (config rules, start-up).
+    public static let system = Principal(id: "system", role: .admin)
+
+    public var description: String { id }
+    public var canEditLayout: Bool { role == .admin }
+}
+
+/// What an app grant covers: which device types, and whether sensitive devices (locks,
+/// garage doors, alarms) are visible at all.
+public struct GrantScope: Hashable, Sendable, Codable {
+    /// Device types the app may see; nil means all.
+    public var deviceTypes: Set<DeviceTypeID>?
+    public var includeSensitive: Bool
+    /// Whether the app may send commands (else read and observe only).
+    public var canControl: Bool
+
+    public init(deviceTypes: Set<DeviceTypeID>?, includeSensitive: Bool, canControl: Bool = true) {
+        self.deviceTypes = deviceTypes
+        self.includeSensitive = includeSensitive
+        self.canControl = canControl
+    }
+
+    /// The device as this scope sees it: only allowed types, or nil when nothing is allowed.
+    public func view(of device: DeviceSnapshot, catalog: Catalog) -> DeviceSnapshot? {
+        if !includeSensitive,
+            device.types.contains(where: { catalog.deviceType($0.id)?.isSensitive == true })
+        {
+            return nil
+        }
+        guard let allowed = deviceTypes else { return device }
+        var d = device
+        d.types = device.types.filter { allowed.contains($0.id) }
+        if d.types.isEmpty { return nil }
+        if !d.types.contains(where: \.isPrimary) { d.types[0].isPrimary = true }
+        return d
+    }
+}

@@ -1,0 +1,138 @@
+import DriverAPI
+import Foundation
+import HomeModel
+import Yams
+
+/// `hearth.yaml`, read with its line numbers so every error names the line and key.
+struct HearthConfig: Sendable {
+    struct Plugins: Sendable {
+        /// Where `.so` files are looked for, in order.
+        var directories: [String]
+        /// Each plugin's section by plugin ID (`plugins.gpio`, `plugins.mqtt`, …).
+        var sections: [String: PluginConfiguration]
+        /// Plugins switched off with `enabled: false`.
+        var disabled: Set<String>
+    }
+
+    var file: String
+    var logLevel: String
+    var strictOperationValidation: Bool
+    var database: String?
+    var plugins: Plugins
+
+    static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server"]
+
+    /// Reads and checks the file.
+    ///
+    /// - Throws: ``HomeError`` `invalidArgument`: `hearth.yaml:12: plugins.directories: expected a list`.
+    static func load(path: String) throws(HomeError) -> HearthConfig {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw .invalidArgument("\(path): cannot read the configuration file")
+        }
+        return try parse(text, file: path)
+    }
+
+    static func parse(_ text: String, file: String) throws(HomeError) -> HearthConfig {
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw .invalidArgument("\(file): not valid YAML: \(error)")
+        } catch {
+            throw .invalidArgument("\(file): not valid YAML: \(error)")
+        }
+        var lines: [String: Int] = [:]
+        let root = node.map { toValue($0, path: "", lines: &lines) } ?? .object([:])
+        func problem(_ path: String, _ message: String) -> HomeError {
+            .invalidArgument("\(file)\(lines[path].map { ":\($0)" } ?? ""): \(path): \(message)")
+        }
+        guard let top = root.objectValue else { throw .invalidArgument("\(file): the top level must be a mapping of keys") }
+        for key in top.keys.sorted() where !topLevelKeys.contains(key) {
+            throw problem(key, "unknown key (known: \(topLevelKeys.sorted().joined(separator: ", ")))")
+        }
+        let baseDir = (file as NSString).deletingLastPathComponent
+
+        var logLevel = "info"
+        if let log = top["log"] {
+            guard let level = log["level"] else { throw problem("log", "expected a mapping with 'level'") }
+            guard let s = level.stringValue, LogLevel(rawValue: s) != nil else {
+                throw problem("log.level", "must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            logLevel = s
+        }
+        var strict = true
+        if let core = top["core"], let v = core["strictOperationValidation"] {
+            guard let b = v.boolValue else { throw problem("core.strictOperationValidation", "expected true or false") }
+            strict = b
+        }
+        var database: String?
+        if let storage = top["storage"], let db = storage["database"] {
+            guard let s = db.stringValue else { throw problem("storage.database", "expected a file path") }
+            database = s.hasPrefix("/") ? s : (baseDir as NSString).appendingPathComponent(s)
+        }
+
+        var directories: [String] = []
+        var sections: [String: PluginConfiguration] = [:]
+        var disabled: Set<String> = []
+        if let plugins = top["plugins"] {
+            guard let map = plugins.objectValue else { throw problem("plugins", "expected a mapping") }
+            for (key, value) in map {
+                if key == "directories" {
+                    guard let list = value.listValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                        throw problem("plugins.directories", "expected a list of folder paths")
+                    }
+                    directories = list.compactMap(\.stringValue).map {
+                        $0.hasPrefix("/") ? $0 : (baseDir as NSString).appendingPathComponent($0)
+                    }
+                    continue
+                }
+                guard value.objectValue != nil || value.isNull else {
+                    throw problem("plugins.\(key)", "expected the plugin's settings as a mapping")
+                }
+                var section = value.objectValue ?? [:]
+                if let enabled = section.removeValue(forKey: "enabled") {
+                    guard let b = enabled.boolValue else { throw problem("plugins.\(key).enabled", "expected true or false") }
+                    if !b { disabled.insert(key) }
+                }
+                let prefix = "plugins.\(key)"
+                var sectionLines: [String: Int] = [:]
+                for (path, line) in lines where path == prefix || path.hasPrefix(prefix + ".") || path.hasPrefix(prefix + "[") {
+                    var rel = String(path.dropFirst(prefix.count))
+                    if rel.hasPrefix(".") { rel.removeFirst() }
+                    sectionLines[rel] = line
+                }
+                sections[key] = PluginConfiguration(value: .object(section), file: file, keyPath: prefix, lines: sectionLines)
+            }
+        }
+        return HearthConfig(
+            file: file, logLevel: logLevel, strictOperationValidation: strict, database: database,
+            plugins: Plugins(directories: directories, sections: sections, disabled: disabled))
+    }
+
+    /// Converts a YAML node to a ``Value``, recording each key path's line.
+    static func toValue(_ node: Node, path: String, lines: inout [String: Int]) -> Value {
+        if let mark = node.mark { lines[path] = mark.line }
+        switch node {
+        case .mapping(let mapping):
+            var object: [String: Value] = [:]
+            for (k, v) in mapping {
+                let key = k.string ?? "\(k)"
+                let childPath = path.isEmpty ? key : "\(path).\(key)"
+                if let mark = k.mark { lines[childPath] = mark.line }
+                object[key] = toValue(v, path: childPath, lines: &lines)
+                if let mark = k.mark { lines[childPath] = mark.line }
+            }
+            return .object(object)
+        case .sequence(let sequence):
+            return .list(sequence.enumerated().map { i, n in toValue(n, path: "\(path)[\(i)]", lines: &lines) })
+        case .scalar(let scalar):
+            if scalar.style == .plain {
+                if node.null != nil { return .null }
+                if let b = node.bool { return .bool(b) }
+                if let i = node.int { return .int(Int64(i)) }
+                if let d = node.float { return .double(d) }
+            }
+            return .string(scalar.string)
+        }
+    }
+}
