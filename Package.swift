@@ -74,9 +74,16 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
-        .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),
         .testTarget(
-            name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],
+            name: "HomeCoreTests",
+            dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")],
+            swiftSettings: settings),
+        .testTarget(
+            name: "PluginHostTests",
+            dependencies: [
+                "PluginHost", "HomeCore", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
