@@ -79,6 +79,12 @@ let package = Package(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: settings),
 
+        // Benchmarks print figures (docs/BENCHMARKS.md); they are not tests.
+        .executableTarget(
+            name: "core-benchmark",
+            dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")], path: "Benchmarks/CoreBenchmark",
+            swiftSettings: settings),
+
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
             name: "HomeCoreTests",

@@ -116,10 +116,11 @@ extension HomeCore {
     }
 
     func diff<Element: HomeElement>(
-        _ kind: QueryKind, _ before: HomeState, _ after: HomeState, _ outcome: HomeOutcome, _ principal: Principal, _ home: Home
+        _ kind: QueryKind, _ before: HomeState?, _ after: HomeState, _ outcome: HomeOutcome, _ principal: Principal, _ home: Home
     ) -> [QueryChange<Element>] {
         switch kind {
         case .structures, .rooms:
+            guard let before else { return [] }
             let old: HomeSet<Element>.Storage = storage(kind, before, principal, as: Element.self)
             let new: HomeSet<Element>.Storage = storage(kind, after, principal, as: Element.self)
             var changes: [QueryChange<Element>] = []
@@ -135,8 +136,9 @@ extension HomeCore {
         case .devices, .discovered:
             var changes: [QueryChange<Element>] = []
             for (id, kindOfChange) in outcome.devices where kindOfChange != .attributes {
-                let was = visible(kind, before.devices[id], principal)
                 let now = visible(kind, after.devices[id], principal)
+                // Without a previous version, visibility did not change.
+                let was = before.map { visible(kind, $0.devices[id], principal) } ?? now
                 switch (was, now) {
                 case (nil, nil): continue
                 case (nil, let n?): changes.append(.added(HomeDevice(snapshot: n, backend: home) as! Element))

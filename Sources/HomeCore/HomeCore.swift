@@ -35,7 +35,9 @@ public final class HomeCore: Sendable {
     struct Observer: Sendable {
         let session: String?
         let device: DeviceID?
-        let onChange: @Sendable (_ before: HomeState, _ after: HomeState, _ outcome: HomeOutcome) -> (@Sendable () -> Void)?
+        /// `before` is nil for changes that cannot change what anyone sees (reports, events,
+        /// connectivity).
+        let onChange: @Sendable (_ before: HomeState?, _ after: HomeState, _ outcome: HomeOutcome) -> (@Sendable () -> Void)?
         let finish: @Sendable () -> Void
     }
 
@@ -88,16 +90,36 @@ public final class HomeCore: Sendable {
     func apply(_ change: HomeChange, persist: Bool = true) throws(HomeError) -> HomeOutcome {
         let isLayout: Bool
         if case .layout = change { isLayout = true } else { isLayout = false }
+        // Reports, events and connectivity never change what a principal may see, so they
+        // are applied in place (no copy of the previous version is kept for diffs).
+        let keepsVisibility: Bool
+        switch change {
+        case .report, .event, .connectivity: keepsVisibility = true
+        default: keepsVisibility = false
+        }
         let result: Result<(HomeOutcome, [@Sendable () -> Void], LayoutDelta?), HomeError> = inner.withLock { inner in
-            let before = inner.state
-            var after = before
+            let before: HomeState?
+            let after: HomeState
             let outcome: HomeOutcome
-            do throws(HomeError) {
-                outcome = try after.apply(change, catalog: catalog)
-            } catch {
-                return .failure(error)
-            }
             var delta: LayoutDelta?
+            if keepsVisibility {
+                before = nil
+                do throws(HomeError) {
+                    outcome = try inner.state.apply(change, catalog: catalog)
+                } catch {
+                    return .failure(error)
+                }
+                after = inner.state
+            } else {
+                before = inner.state
+                var next = inner.state
+                do throws(HomeError) {
+                    outcome = try next.apply(change, catalog: catalog)
+                } catch {
+                    return .failure(error)
+                }
+                after = next
+            }
             if persist, store != nil, !outcome.isEmpty {
                 let d = Self.delta(outcome, after)
                 if !d.isEmpty {

@@ -15,9 +15,9 @@ public struct HomeState: Sendable {
     public internal(set) var structures: TreeDictionary<StructureID, StructureSnapshot> = [:]
     public internal(set) var rooms: TreeDictionary<RoomID, RoomSnapshot> = [:]
     /// Devices whose commands count as done without a confirming report.
-    public internal(set) var optimistic: Set<DeviceID> = []
+    public internal(set) var optimistic: TreeSet<DeviceID> = []
     /// When each device last reported (core clock, nanoseconds since the Unix epoch).
-    public internal(set) var lastSeen: [DeviceID: UInt64] = [:]
+    public internal(set) var lastSeen: TreeDictionary<DeviceID, UInt64> = [:]
 
     public init() {}
 
@@ -234,42 +234,46 @@ extension HomeState {
             outcome.rejected.append((id, "unknown", "report for unknown device \(id) (publish it first)"))
             return
         }
-        let descriptor = catalog.trait(r.trait)
-        if let a = descriptor?.attribute(r.attribute) {
-            do throws(HomeError) {
-                try a.validate(r.value, in: descriptor)
-            } catch {
-                outcome.rejected.append((id, "\(r.trait.hex)/\(r.attribute.hex)", error.message))
+        switch catalog.check(r.trait, r.attribute, r.value) {
+        case .valid, .unknownTrait:
+            break
+        case .invalid(let message):
+            outcome.rejected.append((id, "\(r.trait.hex)/\(r.attribute.hex)", message))
+            return
+        case .unknownAttribute:
+            // Manufacturer-specific attributes (0xF000…) ride along on standard traits.
+            if r.attribute.rawValue < 0xF000, let descriptor = catalog.trait(r.trait), !descriptor.isVendor {
+                outcome.rejected.append(
+                    (id, "\(r.trait.hex)/\(r.attribute.hex)", "trait \(descriptor.name) has no attribute \(r.attribute.hex)"))
                 return
             }
-        } else if let descriptor, !descriptor.isVendor, r.attribute.rawValue < 0xF000 {
-            outcome.rejected.append(
-                (id, "\(r.trait.hex)/\(r.attribute.hex)", "trait \(descriptor.name) has no attribute \(r.attribute.hex)"))
-            return
         }
+        // Take the device out while editing it, so its nested storage is not shared with the
+        // stored copies and can change in place.
+        commissioned[id] = nil
+        devices[id] = nil
         var found = false
         var valueChanged = false
         var shapeChanged = false
         for i in device.types.indices where r.deviceType == nil || device.types[i].id == r.deviceType {
-            guard var trait = device.types[i].traits[r.trait] else { continue }
+            guard device.types[i].traits[r.trait] != nil else { continue }
             found = true
-            if trait.attributes[r.attribute] != r.value {
-                trait.attributes[r.attribute] = r.value
+            if device.types[i].traits[r.trait]!.attributes[r.attribute] != r.value {
+                device.types[i].traits[r.trait]!.attributes[r.attribute] = r.value
                 valueChanged = true
             }
-            if trait.sourceConnectivity.connectivityState != .online {
-                trait.sourceConnectivity.connectivityState = .online
+            if device.types[i].traits[r.trait]!.sourceConnectivity.connectivityState != .online {
+                device.types[i].traits[r.trait]!.sourceConnectivity.connectivityState = .online
                 shapeChanged = true
             }
-            if valueChanged || shapeChanged { device.types[i].traits[r.trait] = trait }
         }
+        put(device)
         lastSeen[id] = at
         guard found else {
-            outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(descriptor?.name ?? r.trait.hex)"))
+            outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(catalog.trait(r.trait)?.name ?? r.trait.hex)"))
             return
         }
         if valueChanged || shapeChanged {
-            put(device)
             outcome.devices.append((id, shapeChanged ? .shape : .attributes))
         } else {
             outcome.refreshed += 1

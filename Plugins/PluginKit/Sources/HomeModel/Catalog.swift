@@ -6,10 +6,13 @@
 public struct Catalog: Sendable {
     public let traits: [TraitID: TraitDescriptor]
     public let deviceTypes: [DeviceTypeID: DeviceTypeDescriptor]
+    /// Precomputed checks for the hot path (``check(_:_:_:)``).
+    let rules: [TraitID: TraitRules]
 
     public init(traits: [TraitDescriptor], deviceTypes: [DeviceTypeDescriptor]) {
         self.traits = Dictionary(traits.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         self.deviceTypes = Dictionary(deviceTypes.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        self.rules = self.traits.mapValues(TraitRules.init)
     }
 
     /// The Matter device types and traits of the generated catalogue.

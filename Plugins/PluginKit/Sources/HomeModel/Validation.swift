@@ -3,9 +3,8 @@ extension AttributeDescriptor {
     ///
     /// - Throws: ``HomeError`` `invalidArgument`, naming the attribute and what is allowed.
     public func validate(_ value: Value, in trait: TraitDescriptor? = nil) throws(HomeError) {
-        let owner = trait.map { "\($0.name)." } ?? ""
         try checkValue(
-            value, label: "attribute \(owner)\(name) (\(id.hex))", type: type, elementType: elementType,
+            value, label: "attribute \(trait.map { "\($0.name)." } ?? "")\(name) (\(id.hex))", type: type, elementType: elementType,
             range: allowedRange, nullable: nullable, items: items)
     }
 }
@@ -47,16 +46,17 @@ extension CommandDescriptor {
     }
 }
 
+/// Checks a value; `label` is only built when there is something to say.
 private func checkValue(
-    _ value: Value, label: String, type: DataType, elementType: DataType?, range: ClosedRange<Int64>?,
+    _ value: Value, label: @autoclosure () -> String, type: DataType, elementType: DataType?, range: ClosedRange<Int64>?,
     nullable: Bool, items: [EnumItem]
 ) throws(HomeError) {
     if value.isNull {
         if nullable { return }
-        throw .invalidArgument("\(label) may not be null")
+        throw .invalidArgument("\(label()) may not be null")
     }
     func wrongType(_ expected: String) -> HomeError {
-        .invalidArgument("\(label) must be \(expected), not \(value.kindName) \(value)")
+        .invalidArgument("\(label()) must be \(expected), not \(value.kindName) \(value)")
     }
     switch type {
     case .bool:
@@ -72,7 +72,7 @@ private func checkValue(
         if let elementType, elementType.isInteger, let r = elementType.naturalRange {
             for (i, element) in list.enumerated() {
                 try checkValue(
-                    element, label: "\(label)[\(i)]", type: elementType, elementType: nil, range: r,
+                    element, label: "\(label())[\(i)]", type: elementType, elementType: nil, range: r,
                     nullable: false, items: [])
             }
         }
@@ -81,11 +81,11 @@ private func checkValue(
     default:
         guard let i = value.intValue else { throw wrongType("an integer") }
         if let range, !range.contains(i) {
-            throw .invalidArgument("\(label) is \(i), outside the allowed range \(range.lowerBound)…\(range.upperBound)")
+            throw .invalidArgument("\(label()) is \(i), outside the allowed range \(range.lowerBound)…\(range.upperBound)")
         }
         if type == .enum8 || type == .enum16, !items.isEmpty, !items.contains(where: { $0.value == i }) {
             let allowed = items.map { "\($0.value) (\($0.name))" }.joined(separator: ", ")
-            throw .invalidArgument("\(label) is \(i), not one of the allowed values: \(allowed)")
+            throw .invalidArgument("\(label()) is \(i), not one of the allowed values: \(allowed)")
         }
     }
 }
