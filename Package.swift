@@ -15,6 +15,8 @@ let package = Package(
     products: [
         .executable(name: "hearthd", targets: ["hearthd"]),
         .executable(name: "hearth", targets: ["hearth"]),
+        // Test helper: commits layout edits in a loop (the kill -9 test kills it mid-burst).
+        .executable(name: "hearth-storage-stress", targets: ["hearth-storage-stress"]),
         // First-party driver plugins: each a `.so` the host loads exactly like a third-party one.
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
         // Test fixtures: plugins that are wrong on purpose.
@@ -27,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -35,6 +38,13 @@ let package = Package(
                 pluginKit, logging,
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: settings),
+        .target(
+            name: "HomeStorage",
+            dependencies: [
+                pluginKit, "HomeCore", logging,
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: settings),
         .target(
@@ -47,7 +57,7 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "PluginHost", pluginKit, logging,
+                "HomeCore", "HomeStorage", "PluginHost", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -58,9 +68,13 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit,
+                pluginKit, "HomeCore", "HomeStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        .executableTarget(
+            name: "hearth-storage-stress", dependencies: ["HomeStorage", "HomeCore", pluginKit],
             swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
         // Regenerates Plugins/PluginKit/Sources/HomeModel/Generated from catalog/matter.json.
@@ -76,7 +90,14 @@ let package = Package(
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),
         .testTarget(
-            name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],
+            name: "HomeStorageTests",
+            dependencies: [
+                "HomeStorage", "HomeCore", pluginKit,
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
+            name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", "HomeStorage", pluginKit, logging],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import ArgumentParser
 import DriverAPI
 import Foundation
 import HomeCore
+import HomeStorage
 import HomeModel
 import Logging
 import PluginHost
@@ -40,8 +41,20 @@ struct Hearthd: AsyncParsableCommand {
         let logger = Logger(label: "hearthd")
         logger.info("starting", metadata: ["config": "\(config)", "abi": "\(HearthPluginABI.version)"])
 
+        let databasePath = settings.databasePath
+        let database: HearthDatabase
+        let lock: DatabaseLock?
+        do {
+            lock = check ? nil : try DatabaseLock(database: databasePath, holder: "hearthd")
+            database = try HearthDatabase(path: databasePath)
+        } catch {
+            logger.critical("cannot open the database: \(error.message)")
+            throw ExitCode(74)  // EX_IOERR
+        }
+        logger.info("database opened", metadata: ["file": "\(databasePath)"])
         let core = HomeCore(
-            strictOperationValidation: settings.strictOperationValidation, logger: Logger(label: "hearth.core"))
+            store: database, strictOperationValidation: settings.strictOperationValidation,
+            logger: Logger(label: "hearth.core"))
         try core.restore()
 
         let directories = settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
@@ -71,6 +84,10 @@ struct Hearthd: AsyncParsableCommand {
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
+        let plan = (try? database.restorePlan()) ?? [:]
+        if !plan.isEmpty {
+            services.append(RestoreService(restorer: OutputRestorer(core: core, plan: plan, logger: Logger(label: "hearth.restore"))))
+        }
 
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -78,6 +95,12 @@ struct Hearthd: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+        do {
+            try database.recordSeen(core.state.lastSeen)
+        } catch {
+            logger.error("could not save when devices were last seen: \(error.message)")
+        }
+        withExtendedLifetime(lock) {}
         logger.info("stopped")
     }
 
