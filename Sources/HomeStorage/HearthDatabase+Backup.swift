@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 public import HomeModel
 
 /// The layout and device registry as a file: what `hearth backup` writes and `hearth restore`

@@ -1,7 +1,8 @@
 import Foundation
-public import GRDB
+import GRDB
 public import HomeCore
 public import HomeModel
+import Synchronization
 
 /// What an output (a relay, a lamp) does when Hearth starts: switch off, switch on, or come
 /// back as the person left it. Without a setting Hearth leaves the output as the hardware starts.

@@ -59,33 +59,45 @@ public final class HearthDatabase: Sendable {
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.label = "hearth"
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         do {
+            // Check an existing file read-only first: a damaged or newer file is not written to.
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            if size > 0 {
+                var readOnly = config
+                readOnly.readonly = true
+                let queue = try DatabaseQueue(path: path, configuration: readOnly)
+                try queue.read { db in try Self.check(db, migrator: migrator, path: path) }
+                try queue.close()
+            }
             pool = try DatabasePool(path: path, configuration: config)
-            let check = try pool.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") }
-            guard check == "ok" else {
-                throw HomeError.storage(Self.damaged(path, detail: check ?? "integrity check failed"))
-            }
-            let (superseded, applied) = try pool.read { db in
-                (try migrator.hasBeenSuperseded(db), try migrator.appliedIdentifiers(db))
-            }
-            if superseded {
-                let unknown = applied.subtracting(knownMigrations).sorted().joined(separator: ", ")
-                throw HomeError.storage(
-                    "\(path) was written by a newer version of Hearth (schema steps this version does not know: "
-                        + "\(unknown)). Run the newer Hearth, or restore a backup made for this version with "
-                        + "`hearth restore --database \(path) --input BACKUP` after moving this file away. "
-                        + "The file was not changed.")
-            }
+            // After GRDB's WAL set-up (which chooses NORMAL): every commit reaches the disk.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try pool.read { db in try Self.check(db, migrator: migrator, path: path) }
             try migrator.migrate(pool)
         } catch let error as HomeError {
             throw error
-        } catch let error as DatabaseError where [SQLITE_NOTADB, SQLITE_CORRUPT].contains(error.resultCode.primaryResultCode.rawValue) {
+        } catch let error as DatabaseError
+            where error.resultCode.primaryResultCode == .SQLITE_NOTADB || error.resultCode.primaryResultCode == .SQLITE_CORRUPT
+        {
             throw .storage(Self.damaged(path, detail: error.message ?? "\(error.resultCode)"))
         } catch {
             throw .storage("\(path): cannot open the database: \(error)")
+        }
+    }
+
+    /// Refuses a damaged file, and one with schema steps this build does not know.
+    static func check(_ db: Database, migrator: DatabaseMigrator, path: String) throws {
+        let check = try String.fetchOne(db, sql: "PRAGMA quick_check")
+        guard check == "ok" else {
+            throw HomeError.storage(damaged(path, detail: check ?? "integrity check failed"))
+        }
+        if try migrator.hasBeenSuperseded(db) {
+            let unknown = try migrator.appliedIdentifiers(db).subtracting(migrator.migrations).sorted()
+            throw HomeError.storage(
+                "\(path) was written by a newer version of Hearth (schema steps this version does not know: "
+                    + "\(unknown.joined(separator: ", "))). Run the newer Hearth, or move this file away and restore "
+                    + "a backup made for this version with `hearth restore --database \(path) --input BACKUP`. "
+                    + "The file was not changed.")
         }
     }
 

@@ -1,5 +1,5 @@
 public import HomeCore
-import HomeModel
+public import HomeModel
 public import Logging
 
 /// Puts outputs back as their restore-on-start setting says once their plugin reports them
@@ -27,6 +27,12 @@ public struct OutputRestorer: Sendable {
         public let device: DeviceID
         public let sent: Bool?
         public let error: String?
+
+        public init(device: DeviceID, sent: Bool?, error: String?) {
+            self.device = device
+            self.sent = sent
+            self.error = error
+        }
     }
 
     /// Waits for the plan's devices and restores them; returns when all are handled or the
@@ -40,7 +46,7 @@ public struct OutputRestorer: Sendable {
         logger.info("restoring \(pending.count) output(s) as they come online")
         for await set in home.devices().batched() {
             for (id, want) in pending {
-                guard let device = set.storage[id], let type = device.onOffDeviceType,
+                guard let device = set[id: id]?.snapshot, let type = device.onOffDeviceType,
                     device.type(type)?.traits[OnOffTrait.identifier]?.sourceConnectivity.connectivityState == .online
                 else { continue }
                 pending[id] = nil

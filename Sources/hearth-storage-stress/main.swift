@@ -17,7 +17,6 @@ guard arguments.count == 3, let count = Int(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: hearth-storage-stress DATABASE COUNT\n".utf8))
     exit(64)
 }
-setvbuf(stdout, nil, _IOLBF, 0)
 let database: HearthDatabase
 do {
     database = try HearthDatabase(path: arguments[1])
@@ -45,5 +44,5 @@ for n in 0..<count {
         FileHandle.standardError.write(Data("hearth-storage-stress: edit \(n) failed: \(error)\n".utf8))
         exit(1)
     }
-    print("committed \(n)")
+    FileHandle.standardOutput.write(Data("committed \(n)\n".utf8))
 }

@@ -7,7 +7,7 @@ struct RestoreService: Service {
     let restorer: OutputRestorer
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
+        _ = await cancelWhenGracefulShutdown {
             await restorer.run()
         }
         // A service that returns early would end the group; wait for shutdown instead.

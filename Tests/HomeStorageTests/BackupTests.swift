@@ -1,3 +1,4 @@
+import DriverAPI
 import Foundation
 import GRDB
 import HomeCore

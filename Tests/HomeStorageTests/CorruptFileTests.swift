@@ -1,4 +1,6 @@
+import DriverAPI
 import Foundation
+import GRDB
 import HomeModel
 @testable import HomeStorage
 import Testing
@@ -30,7 +32,7 @@ import Testing
                         arguments: ["s\(i)", "Structure \(i)", "structure \(i)"])
                 }
             }
-            try db.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            _ = try db.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         }
         // Scribble over everything after the first page (the header stays valid).
         let handle = try #require(FileHandle(forUpdatingAtPath: path))
@@ -51,7 +53,7 @@ import Testing
     @Test func emptyFile_isAFreshDatabase() throws {
         let dir = TempDir()
         let path = dir.path("hearth.sqlite")
-        FileManager.default.createFile(atPath: path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         let db = try HearthDatabase(path: path)
         #expect(try db.appliedMigrations().count == 2)
     }

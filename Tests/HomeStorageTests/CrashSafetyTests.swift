@@ -1,5 +1,7 @@
 import Dispatch
+import DriverAPI
 import Foundation
+import GRDB
 import HomeCore
 import HomeModel
 import HomeStorage

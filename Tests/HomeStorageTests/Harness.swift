@@ -1,5 +1,6 @@
 import DriverAPI
 import Foundation
+import GRDB
 import HomeCore
 import HomeModel
 import HomeStorage

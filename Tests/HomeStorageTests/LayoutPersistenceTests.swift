@@ -1,4 +1,6 @@
+import DriverAPI
 import Foundation
+import GRDB
 import HomeCore
 import HomeModel
 import HomeStorage
@@ -112,7 +114,7 @@ import Testing
         let home = try h.home.createStructure(named: "Home")
         // Another connection makes the room table refuse writes (as a full or read-only disk would).
         let other = try HearthDatabase(path: h.path)
-        try other.pool.write { db in
+        try await other.pool.write { db in
             try db.execute(sql: "CREATE TRIGGER no_rooms BEFORE INSERT ON room BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
         }
         let error = #expect(throws: HomeError.self) { try h.home.createRoom(named: "Kitchen", in: home) }

@@ -1,3 +1,4 @@
+import DriverAPI
 import Foundation
 import GRDB
 @testable import HomeStorage
@@ -22,6 +23,8 @@ struct TempDir {
         #expect(try db.appliedMigrations() == [HearthDatabase.Schema.v1, HearthDatabase.Schema.v2])
         let mode = try db.pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
         #expect(mode == "wal")
+        let synchronous = try db.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
+        #expect(synchronous == 2, "commits must be synchronous = FULL")
     }
 }
 

@@ -86,7 +86,7 @@ import Testing
         let restorer = OutputRestorer(core: core, plan: plan)
         let restoring = Task { await restorer.run() }
         try await Self.run(loaded, core: core, room: "Den") { set in
-            set.storage[lamp]?.onOffValue == true
+            set[id: lamp]?.snapshot.onOffValue == true
         }
         let outcomes = await restoring.value
         #expect(outcomes == [OutputRestorer.Outcome(device: lamp, sent: true, error: nil)])
