@@ -25,9 +25,16 @@ import Testing
         return dir.appendingPathComponent("var/hearth.sqlite").path
     }
 
-    /// Runs the plugin until `until` holds for the commissioned devices, then stops it.
+    /// Runs the plugin until all three demo devices are commissioned, then stops it.
+    static func run(_ loaded: LoadedPlugin, core: HomeCore, room: String?) async throws {
+        try await run(loaded, core: core, room: room) {
+            for await set in core.home(for: .system).devices().batched() where set.count == 3 { break }
+        }
+    }
+
+    /// Runs the plugin until `until` returns, then stops it.
     static func run(
-        _ loaded: LoadedPlugin, core: HomeCore, room: String?, until: @escaping @Sendable (HomeSet<HomeDevice>) -> Bool
+        _ loaded: LoadedPlugin, core: HomeCore, room: String?, until: @Sendable () async -> Void
     ) async throws {
         let config: Value = room.map { .object(["interval": .double(3600), "room": .string($0)]) } ?? .object(["interval": .double(3600)])
         let context = core.context(
@@ -41,7 +48,7 @@ import Testing
         }
         core.setCommandHandler(Handler(loaded: loaded, context: context), for: loaded.manifest.id)
         let task = Task { try await loaded.plugin.run(context: context) }
-        for await set in core.home(for: .system).devices().batched() where until(set) { break }
+        await until()
         task.cancel()
         _ = await task.result
         core.setCommandHandler(nil, for: loaded.manifest.id)
@@ -54,7 +61,7 @@ import Testing
             let db = try HearthDatabase(path: path)
             let core = HomeCore(store: db)
             try core.restore()
-            try await Self.run(loaded, core: core, room: "Living Room") { $0.count == 3 }
+            try await Self.run(loaded, core: core, room: "Living Room")
         }
         let db = try HearthDatabase(path: path)
         let core = HomeCore(store: db)
@@ -75,7 +82,7 @@ import Testing
         do {
             let db = try HearthDatabase(path: path)
             let core = HomeCore(store: db)
-            try await Self.run(loaded, core: core, room: "Den") { $0.count == 3 }
+            try await Self.run(loaded, core: core, room: "Den")
             try db.setRestoreOnStart(.on, for: lamp)
         }
         let db = try HearthDatabase(path: path)
@@ -85,8 +92,9 @@ import Testing
         #expect(plan == [lamp: true])
         let restorer = OutputRestorer(core: core, plan: plan)
         let restoring = Task { await restorer.run() }
-        try await Self.run(loaded, core: core, room: "Den") { set in
-            set[id: lamp]?.snapshot.onOffValue == true
+        try await Self.run(loaded, core: core, room: "Den") {
+            // The lamp's own subscription wakes on attribute changes too.
+            for await device in core.home(for: .system).device(id: lamp) where device.snapshot.onOffValue == true { break }
         }
         let outcomes = await restoring.value
         #expect(outcomes == [OutputRestorer.Outcome(device: lamp, sent: true, error: nil)])
