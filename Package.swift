@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "hearth", targets: ["hearth"]),
         // Test helper: commits layout edits in a loop (the kill -9 test kills it mid-burst).
         .executable(name: "hearth-storage-stress", targets: ["hearth-storage-stress"]),
+        // Benchmark: what the SQLite store costs the core (prints figures).
+        .executable(name: "hearth-storage-bench", targets: ["hearth-storage-bench"]),
         // First-party driver plugins: each a `.so` the host loads exactly like a third-party one.
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
         // Test fixtures: plugins that are wrong on purpose.
@@ -75,6 +77,10 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
         .executableTarget(
             name: "hearth-storage-stress", dependencies: ["HomeStorage", "HomeCore", pluginKit],
+            swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        .executableTarget(
+            name: "hearth-storage-bench", dependencies: ["HomeStorage", "HomeCore", pluginKit],
             swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
         // Regenerates Plugins/PluginKit/Sources/HomeModel/Generated from catalog/matter.json.
