@@ -57,15 +57,30 @@ extension HearthDatabase: LayoutStore {
     }
 
     /// Saves one step of the core in one transaction: all of it or, if anything fails, none.
+    ///
+    /// Output states are compared with what was last written (inside the write, which SQLite
+    /// serialises): an unchanged value, or one older than a value already written (two plugin
+    /// threads racing), costs nothing.
     public func persist(_ delta: LayoutDelta) throws {
-        var delta = delta
-        let unchanged = writtenOutputs.withLock { written in delta.outputStates.filter { written[$0.key] == $0.value } }
-        for id in unchanged.keys { delta.outputStates[id] = nil }
-        if delta.isEmpty { return }
-        let step = delta
-        try write { db in try Self.apply(step, db) }
-        if !step.outputStates.isEmpty {
-            writtenOutputs.withLock { $0.merge(step.outputStates) { _, new in new } }
+        do {
+            try write { db in
+                var step = delta
+                self.writtenOutputs.withLock { w in
+                    for (id, on) in delta.outputStates {
+                        if let last = w[id], last.version > delta.version || last.value == on {
+                            step.outputStates[id] = nil
+                        } else {
+                            w[id] = (delta.version, on)
+                        }
+                    }
+                }
+                if step.isEmpty { return }
+                try Self.apply(step, db)
+            }
+        } catch {
+            // The transaction rolled back: forget what it would have written.
+            writtenOutputs.withLock { w in for id in delta.outputStates.keys { w[id] = nil } }
+            throw error
         }
     }
 

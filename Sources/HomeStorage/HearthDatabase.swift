@@ -29,8 +29,9 @@ public final class HearthDatabase: Sendable {
     /// Every migration identifier this build knows, in order (Hearth's first, then extras).
     public let knownMigrations: [String]
 
-    /// The last On/Off value written per device, so an unchanged value costs no write.
-    let writtenOutputs = Mutex<[DeviceID: Bool]>([:])
+    /// The last On/Off value written per device (with the core's version), so an unchanged
+    /// or stale value costs no write.
+    let writtenOutputs = Mutex<[DeviceID: (version: UInt64, value: Bool)]>([:])
 
     /// Opens (creating if needed, with its folder) the database at `path` and migrates it.
     ///

@@ -55,7 +55,12 @@ struct Hearthd: AsyncParsableCommand {
         let core = HomeCore(
             store: database, strictOperationValidation: settings.strictOperationValidation,
             logger: Logger(label: "hearth.core"))
-        try core.restore()
+        do {
+            try core.restore()
+        } catch {
+            logger.critical("cannot load the layout from \(databasePath): \(error)")
+            throw ExitCode(74)
+        }
 
         let directories = settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
         let (loaded, rejected) = PluginLoader.loadAll(from: directories)
@@ -84,7 +89,12 @@ struct Hearthd: AsyncParsableCommand {
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
-        let plan = (try? database.restorePlan()) ?? [:]
+        var plan: [DeviceID: Bool] = [:]
+        do {
+            plan = try database.restorePlan()
+        } catch {
+            logger.error("cannot read the restore-on-start settings; outputs are left as they start: \(error.message)")
+        }
         if !plan.isEmpty {
             services.append(RestoreService(restorer: OutputRestorer(core: core, plan: plan, logger: Logger(label: "hearth.restore"))))
         }

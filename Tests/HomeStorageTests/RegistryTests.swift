@@ -68,6 +68,19 @@ import Testing
         #expect(try Self.layoutVersion(h.db) == afterOn)
     }
 
+    @Test func anOlderOutputState_neverOverwritesANewerOne() throws {
+        let dir = TempDir()
+        let h = try Harness(path: dir.path("hearth.sqlite"))
+        h.context().publish(Harness.relay(on: false))
+        let version = h.core.state.version
+        // Two plugin threads raced: the newer step (on) was written first.
+        try h.db.persist(LayoutDelta(version: version + 2, outputStates: [Self.relay: true]))
+        try h.db.persist(LayoutDelta(version: version + 1, outputStates: [Self.relay: false]))
+        #expect(try h.db.registryEntry(Self.relay)?.lastOnOff == true)
+        try h.db.persist(LayoutDelta(version: version + 3, outputStates: [Self.relay: false]))
+        #expect(try h.db.registryEntry(Self.relay)?.lastOnOff == false)
+    }
+
     @Test func restoreOnStart_plan_followsTheSetting_andTheLastState() throws {
         let dir = TempDir()
         let h = try Harness(path: dir.path("hearth.sqlite"))
