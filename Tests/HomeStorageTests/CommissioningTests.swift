@@ -129,6 +129,16 @@ import Testing
         #expect(try await r2.home.structures().list().map(\.name) == ["Home"])
     }
 
+    @Test func aDeviceOnlineAtShutdown_isUnknownAfterRestart_untilItsPluginReports() async throws {
+        let dir = TempDir()
+        let h = try Harness(path: dir.path("hearth.sqlite"))
+        h.context().publish(Harness.relay())
+        let r = try h.restarted()
+        #expect(try r.home.currentDevice(id: Self.relay).snapshot.sourceConnectivity.connectivityState == .unknown)
+        r.context().publish(Harness.relay())
+        #expect(try r.home.currentDevice(id: Self.relay).snapshot.sourceConnectivity.connectivityState == .online)
+    }
+
     @Test func devicesAPluginStopsReporting_stayOffline_untilAnAdminRemovesThem() async throws {
         let dir = TempDir()
         let clock = Harness.Clock()
@@ -149,6 +159,7 @@ import Testing
         let r = try h.restarted()
         #expect(try await r.home.devices().list().map(\.id) == [Self.relay])
         #expect(try r.db.registryEntry(Self.relay)?.connectivity == .offline)
+        #expect(try r.home.currentDevice(id: Self.relay).snapshot.sourceConnectivity.connectivityState == .offline)
 
         try r.home.edit(.removeDevice(Self.relay))
         #expect(try r.db.registryEntry(Self.relay) == nil)
