@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         .target(
@@ -41,6 +42,11 @@ let package = Package(
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
+            swiftSettings: settings),
+        // The core's queries and subscriptions as OpenCombine publishers.
+        .target(
+            name: "HomeCombine",
+            dependencies: ["HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: settings),
         .target(
             name: "HomeStorage",
@@ -94,7 +100,6 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
-        .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),
         .testTarget(
             name: "HomeStorageTests",
             dependencies: [
@@ -103,7 +108,19 @@ let package = Package(
             ],
             swiftSettings: settings),
         .testTarget(
-            name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", "HomeStorage", pluginKit, logging],
+            name: "HomeCoreTests",
+            dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")],
+            swiftSettings: settings),
+        .testTarget(
+            name: "HomeCombineTests",
+            dependencies: ["HomeCombine", "HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
+            swiftSettings: settings),
+        .testTarget(
+            name: "PluginHostTests",
+            dependencies: [
+                "PluginHost", "HomeCore", "HomeStorage", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

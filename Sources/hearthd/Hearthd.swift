@@ -21,6 +21,9 @@ struct Hearthd: AsyncParsableCommand {
     @Option(help: "Log level (overrides the file): trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
 
+    @Option(name: .customLong("plugins"), help: "A folder of plugin .so files (repeatable); overrides plugins.directories.")
+    var pluginDirectories: [String] = []
+
     @Flag(help: "Check the configuration and the plugins, then exit.")
     var check = false
 
@@ -62,7 +65,8 @@ struct Hearthd: AsyncParsableCommand {
             throw ExitCode(74)
         }
 
-        let directories = settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
+        let directories = !pluginDirectories.isEmpty ? pluginDirectories
+            : settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
         let (loaded, rejected) = PluginLoader.loadAll(from: directories)
         for r in rejected {
             logger.error("plugin refused: \(r.message)", metadata: ["file": "\(r.path)", "reason": "\(r.reason.rawValue)"])
@@ -85,7 +89,19 @@ struct Hearthd: AsyncParsableCommand {
                 metadata: ["directories": "\(directories.joined(separator: ":"))"])
         }
         if check {
-            logger.info("configuration and plugins checked", metadata: ["plugins": "\(loaded.count)", "refused": "\(rejected.count)"])
+            var problems = rejected.count
+            for p in loaded where !settings.plugins.disabled.contains(p.manifest.id) {
+                let section = settings.plugins.sections[p.manifest.id]
+                    ?? PluginConfiguration(file: settings.file, keyPath: "plugins.\(p.manifest.id)")
+                do {
+                    try p.plugin.validate(configuration: section)
+                } catch {
+                    problems += 1
+                    logger.error("\((error as? HomeError)?.message ?? "\(error)")", metadata: ["plugin": "\(p.manifest.id)"])
+                }
+            }
+            logger.info("configuration and plugins checked", metadata: ["plugins": "\(loaded.count)", "problems": "\(problems)"])
+            if problems > 0 { throw ExitCode(78) }
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
