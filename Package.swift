@@ -15,6 +15,10 @@ let package = Package(
     products: [
         .executable(name: "hearthd", targets: ["hearthd"]),
         .executable(name: "hearth", targets: ["hearth"]),
+        // Test helper: commits layout edits in a loop (the kill -9 test kills it mid-burst).
+        .executable(name: "hearth-storage-stress", targets: ["hearth-storage-stress"]),
+        // Benchmark: what the SQLite store costs the core (prints figures).
+        .executable(name: "hearth-storage-bench", targets: ["hearth-storage-bench"]),
         // First-party driver plugins: each a `.so` the host loads exactly like a third-party one.
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
         // Test fixtures: plugins that are wrong on purpose.
@@ -27,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
@@ -44,6 +49,13 @@ let package = Package(
             dependencies: ["HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: settings),
         .target(
+            name: "HomeStorage",
+            dependencies: [
+                pluginKit, "HomeCore", logging,
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: settings),
+        .target(
             name: "PluginHost",
             dependencies: [
                 pluginKit, "HomeCore", logging,
@@ -53,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "PluginHost", pluginKit, logging,
+                "HomeCore", "HomeStorage", "PluginHost", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -64,9 +76,17 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit,
+                pluginKit, "HomeCore", "HomeStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        .executableTarget(
+            name: "hearth-storage-stress", dependencies: ["HomeStorage", "HomeCore", pluginKit],
+            swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        .executableTarget(
+            name: "hearth-storage-bench", dependencies: ["HomeStorage", "HomeCore", pluginKit],
             swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
         // Regenerates Plugins/PluginKit/Sources/HomeModel/Generated from catalog/matter.json.
@@ -87,6 +107,13 @@ let package = Package(
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
+            name: "HomeStorageTests",
+            dependencies: [
+                "HomeStorage", "HomeCore", pluginKit,
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
             name: "HomeCoreTests",
             dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")],
             swiftSettings: settings),
@@ -97,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "PluginHostTests",
             dependencies: [
-                "PluginHost", "HomeCore", pluginKit, logging,
+                "PluginHost", "HomeCore", "HomeStorage", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: settings),

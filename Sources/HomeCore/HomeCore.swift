@@ -121,7 +121,7 @@ public final class HomeCore: Sendable {
                 after = next
             }
             if persist, store != nil, !outcome.isEmpty {
-                let d = Self.delta(outcome, after)
+                let d = Self.delta(outcome, after, at: now())
                 if !d.isEmpty {
                     if isLayout {
                         do {
@@ -174,10 +174,12 @@ public final class HomeCore: Sendable {
         }
     }
 
-    static func delta(_ outcome: HomeOutcome, _ state: HomeState) -> LayoutDelta {
+    static func delta(_ outcome: HomeOutcome, _ state: HomeState, at: UInt64 = 0) -> LayoutDelta {
         var upserted: [DeviceSnapshot] = []
         var removed: [DeviceID] = []
+        var outputs: [DeviceID: Bool] = [:]
         for (id, kind) in outcome.devices {
+            if kind != .removed, let d = state.devices[id], let on = d.onOffValue { outputs[id] = on }
             switch kind {
             case .attributes: continue
             case .removed: removed.append(id)
@@ -187,7 +189,7 @@ public final class HomeCore: Sendable {
         return LayoutDelta(
             structures: outcome.structuresChanged ? Array(state.structures.values) : nil,
             rooms: outcome.roomsChanged ? Array(state.rooms.values) : nil,
-            upserted: upserted, removed: removed, version: outcome.version)
+            upserted: upserted, removed: removed, version: outcome.version, outputStates: outputs, at: at)
     }
 
     func logRejections(_ outcome: HomeOutcome, _ change: HomeChange) {

@@ -99,7 +99,9 @@ extension HomeState {
             for x in r { rooms[x.id] = x }
             for var x in d {
                 for i in x.types.indices {
-                    for t in x.types[i].traits.keys {
+                    // Unknown until the plugin reports again; a device last known offline
+                    // stays offline (it stopped reporting and stays until an admin removes it).
+                    for t in x.types[i].traits.keys where x.types[i].traits[t]!.sourceConnectivity.connectivityState != .offline {
                         x.types[i].traits[t]!.sourceConnectivity.connectivityState = .unknown
                     }
                 }

@@ -11,8 +11,29 @@ public struct LayoutDelta: Sendable {
     public var removed: [DeviceID]
     /// The core's version after the step.
     public var version: UInt64
+    /// The On/Off value of output devices (those with an On/Off trait) the step touched, so a
+    /// store can keep the last state for "restore on start". Sensors never appear here.
+    public var outputStates: [DeviceID: Bool]
+    /// When the step happened (core clock, nanoseconds since the Unix epoch): the devices in
+    /// ``upserted`` and ``outputStates`` were seen then.
+    public var at: UInt64
 
-    public var isEmpty: Bool { structures == nil && rooms == nil && upserted.isEmpty && removed.isEmpty }
+    public init(
+        structures: [StructureSnapshot]? = nil, rooms: [RoomSnapshot]? = nil, upserted: [DeviceSnapshot] = [],
+        removed: [DeviceID] = [], version: UInt64, outputStates: [DeviceID: Bool] = [:], at: UInt64 = 0
+    ) {
+        self.structures = structures
+        self.rooms = rooms
+        self.upserted = upserted
+        self.removed = removed
+        self.version = version
+        self.outputStates = outputStates
+        self.at = at
+    }
+
+    public var isEmpty: Bool {
+        structures == nil && rooms == nil && upserted.isEmpty && removed.isEmpty && outputStates.isEmpty
+    }
 }
 
 /// What the core needs from storage: the layout and registry at start-up, and each change.

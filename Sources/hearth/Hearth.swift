@@ -7,7 +7,7 @@ struct Hearth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearth",
         abstract: "The Hearth command line.",
-        subcommands: [CatalogCommand.self])
+        subcommands: [CatalogCommand.self, BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self])
 }
 
 /// `hearth catalog`: every device type and trait Hearth knows, with IDs, attributes,

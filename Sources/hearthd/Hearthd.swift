@@ -2,6 +2,7 @@ import ArgumentParser
 import DriverAPI
 import Foundation
 import HomeCore
+import HomeStorage
 import HomeModel
 import Logging
 import PluginHost
@@ -43,9 +44,26 @@ struct Hearthd: AsyncParsableCommand {
         let logger = Logger(label: "hearthd")
         logger.info("starting", metadata: ["config": "\(config)", "abi": "\(HearthPluginABI.version)"])
 
+        let databasePath = settings.databasePath
+        let database: HearthDatabase
+        let lock: DatabaseLock?
+        do {
+            lock = check ? nil : try DatabaseLock(database: databasePath, holder: "hearthd")
+            database = try HearthDatabase(path: databasePath)
+        } catch {
+            logger.critical("cannot open the database: \(error.message)")
+            throw ExitCode(74)  // EX_IOERR
+        }
+        logger.info("database opened", metadata: ["file": "\(databasePath)"])
         let core = HomeCore(
-            strictOperationValidation: settings.strictOperationValidation, logger: Logger(label: "hearth.core"))
-        try core.restore()
+            store: database, strictOperationValidation: settings.strictOperationValidation,
+            logger: Logger(label: "hearth.core"))
+        do {
+            try core.restore()
+        } catch {
+            logger.critical("cannot load the layout from \(databasePath): \(error)")
+            throw ExitCode(74)
+        }
 
         let directories = !pluginDirectories.isEmpty ? pluginDirectories
             : settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
@@ -87,6 +105,15 @@ struct Hearthd: AsyncParsableCommand {
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
+        var plan: [DeviceID: Bool] = [:]
+        do {
+            plan = try database.restorePlan()
+        } catch {
+            logger.error("cannot read the restore-on-start settings; outputs are left as they start: \(error.message)")
+        }
+        if !plan.isEmpty {
+            services.append(RestoreService(restorer: OutputRestorer(core: core, plan: plan, logger: Logger(label: "hearth.restore"))))
+        }
 
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -94,6 +121,12 @@ struct Hearthd: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+        do {
+            try database.recordSeen(core.state.lastSeen)
+        } catch {
+            logger.error("could not save when devices were last seen: \(error.message)")
+        }
+        withExtendedLifetime(lock) {}
         logger.info("stopped")
     }
 
