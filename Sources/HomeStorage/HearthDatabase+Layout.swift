@@ -225,8 +225,9 @@ extension HearthDatabase: LayoutStore {
 
     /// Records when devices were last seen (the core's `lastSeen`), e.g. at shutdown; never
     /// moves a time backwards. Cheap to call rarely; not meant for every report.
-    public func recordSeen(_ seen: [DeviceID: UInt64]) throws(HomeError) {
+    public func recordSeen(_ seen: some Collection<(key: DeviceID, value: UInt64)> & Sendable) throws(HomeError) {
         guard !seen.isEmpty else { return }
+        let seen = Array(seen)
         try write { db in
             for (id, at) in seen {
                 try db.execute(
