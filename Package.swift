@@ -19,6 +19,11 @@ let package = Package(
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
         // Test fixtures: plugins that are wrong on purpose.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
+        .library(name: "WrongCompilerPlugin", type: .dynamic, targets: ["WrongCompilerPlugin"]),
+        .library(name: "NoSymbolsPlugin", type: .dynamic, targets: ["NoSymbolsPlugin"]),
+        .library(name: "DuplicateIDPlugin", type: .dynamic, targets: ["DuplicateIDPlugin"]),
+        .library(name: "FlakyPlugin", type: .dynamic, targets: ["FlakyPlugin"]),
+        .library(name: "CrashingPlugin", type: .dynamic, targets: ["CrashingPlugin"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -72,6 +77,16 @@ let package = Package(
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: settings),
+        .target(
+            name: "WrongCompilerPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongCompilerPlugin",
+            swiftSettings: settings),
+        .target(name: "NoSymbolsPlugin", path: "Tests/Fixtures/NoSymbolsPlugin", swiftSettings: settings),
+        .target(
+            name: "DuplicateIDPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/DuplicateIDPlugin",
+            swiftSettings: settings),
+        .target(name: "FlakyPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/FlakyPlugin", swiftSettings: settings),
+        .target(
+            name: "CrashingPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/CrashingPlugin", swiftSettings: settings),
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),

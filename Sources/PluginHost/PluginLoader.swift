@@ -22,6 +22,15 @@ public struct PluginLoadError: Error, Hashable, Sendable, CustomStringConvertibl
     public let path: String
     public let reason: Reason
     public let message: String
+    /// The plugin's ID when the file got far enough to say it (a duplicate, an invalid manifest).
+    public let pluginID: String?
+
+    public init(path: String, reason: Reason, message: String, pluginID: String? = nil) {
+        self.path = path
+        self.reason = reason
+        self.message = message
+        self.pluginID = pluginID
+    }
 
     public var description: String { "\(path): \(message)" }
 }
@@ -31,6 +40,12 @@ public struct LoadedPlugin: Sendable {
     public let path: String
     public let manifest: PluginManifest
     public let plugin: any DriverPlugin
+
+    public init(path: String, manifest: PluginManifest, plugin: any DriverPlugin) {
+        self.path = path
+        self.manifest = manifest
+        self.plugin = plugin
+    }
 }
 
 /// Loads plugin `.so` files with `dlopen` and checks them before touching anything else.
@@ -109,7 +124,8 @@ public enum PluginLoader {
                         rejected.append(
                             PluginLoadError(
                                 path: path, reason: .duplicateID,
-                                message: "plugin id '\(p.manifest.id)' is already taken by \(other.path); only the first is used"))
+                                message: "plugin id '\(p.manifest.id)' is already taken by \(other.path); only the first is used",
+                                pluginID: p.manifest.id))
                     } else {
                         loaded.append(p)
                     }
