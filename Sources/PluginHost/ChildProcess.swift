@@ -48,10 +48,15 @@ public enum ChildExit: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .exited(let code): return "exited with status \(code)"
         case .signalled(let signal):
-            let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
-            return "crashed with signal \(signal) (\(name))"
+            let text = strsignal(signal).map { String(cString: $0) } ?? "unknown"
+            return "crashed with signal \(signal) (\(Self.names[signal].map { "\($0), " } ?? "")\(text))"
         }
     }
+
+    static let names: [Int32: String] = [
+        SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT",
+        SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM",
+    ]
 }
 
 /// A running child process connected to the host by a socket pair.
