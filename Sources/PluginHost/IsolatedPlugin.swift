@@ -33,6 +33,31 @@ public struct PluginRunError: Error, Hashable, Sendable, CustomStringConvertible
     public var description: String { message }
 }
 
+/// Set once, from the reader thread, when the child has been reaped; awaited without regard to
+/// cancellation (a stopping host must still reap its child).
+final class ExitSignal: Sendable {
+    let state = Mutex<(how: String?, waiters: [CheckedContinuation<String, Never>])>((nil, []))
+
+    func signal(_ how: String) {
+        let waiters = state.withLock { s in
+            s.how = how
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w.resume(returning: how) }
+    }
+
+    func wait() async -> String {
+        await withCheckedContinuation { (c: CheckedContinuation<String, Never>) in
+            let how = state.withLock { s -> String? in
+                if s.how == nil { s.waiters.append(c) }
+                return s.how
+            }
+            if let how { c.resume(returning: how) }
+        }
+    }
+}
+
 /// A plugin that runs in its own process: the host side of isolated mode.
 ///
 /// Each ``run(context:)`` starts a child (`hearthd plugin-host --plugin PATH`, or a plugin's
@@ -62,12 +87,19 @@ public final class IsolatedPlugin: DriverPlugin {
     }
 
     let state = Mutex(State())
+    let observers = Mutex<[@Sendable () -> Void]>([])
 
     public init(manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5)) {
         self.manifest = manifest
         self.launch = launch
         self.stopGrace = stopGrace
     }
+
+    /// Calls `observer` whenever a child starts, says hello or ends (the supervisor refreshes
+    /// the plugin's status then).
+    public func onChange(_ observer: @escaping @Sendable () -> Void) { observers.withLock { $0.append(observer) } }
+
+    func changed() { for o in observers.withLock({ $0 }) { o() } }
 
     /// The manifest the child announced in its last `hello` (nil before the first).
     public var announcedManifest: PluginManifest? { state.withLock { $0.helloManifest } }
@@ -78,8 +110,13 @@ public final class IsolatedPlugin: DriverPlugin {
         let process = try ChildProcess.spawn(launch)
         defer { process.channel.close() }
         state.withLock { $0.running = Running(process: process) }
-        let incoming = process.channel.incoming(afterEnd: { [grace = stopGrace] in process.reap(grace: grace).description })
-        var ended: String?
+        changed()
+        let exit = ExitSignal()
+        let incoming = process.channel.incoming(afterEnd: { [grace = stopGrace] in
+            let how = process.reap(grace: grace).description
+            exit.signal(how)
+            return how
+        })
         var failure: PluginRunError?
         do {
             try process.channel.send(
@@ -93,8 +130,8 @@ public final class IsolatedPlugin: DriverPlugin {
         await withTaskCancellationHandler {
             for await item in incoming {
                 switch item {
-                case .closed(let how):
-                    ended = how
+                case .closed:
+                    break
                 case .malformed(let why):
                     failure = failure ?? PluginRunError(.protocolViolation, "the plugin process broke the protocol: \(why)")
                     process.kill()
@@ -110,13 +147,16 @@ public final class IsolatedPlugin: DriverPlugin {
         } onCancel: {
             self.stop(process)
         }
+        // Cancelled, the loop above ends at once; the process is still reaped before returning
+        // (it ends on `stop`, or is killed after the grace period).
+        let how = await exit.wait()
         let (pending, wasStopping) = state.withLock { s -> ([CheckedContinuation<Value, any Error>], Bool) in
             let p = s.running.map { Array($0.pending.values) } ?? []
             let stopping = s.running?.stopping ?? false
             s.running = nil
             return (p, stopping)
         }
-        let how = ended ?? "ended"
+        changed()
         for c in pending { c.resume(throwing: HomeError.driverError("plugin \(manifest.id): its process \(how) before answering")) }
         if let failure { throw failure }
         if wasStopping || Task.isCancelled { return }
@@ -167,6 +207,7 @@ public final class IsolatedPlugin: DriverPlugin {
                         .incompatible, "the plugin process says it is '\(m.id)', but it was started as '\(manifest.id)'")
                 }
                 state.withLock { $0.helloManifest = m }
+                changed()
             case "publish": context.publish(try PluginWire.device(o["device"]))
             case "remove": context.remove(device: try PluginWire.string(o, "localID", in: "remove"))
             case "report":

@@ -35,8 +35,8 @@ public struct RestartPolicy: Hashable, Sendable {
 /// it, and restarts it with backoff when it fails; parks it when it keeps failing.
 ///
 /// The same service supervises an in-process plugin and an ``IsolatedPlugin`` (whose runs end
-/// when its process crashes). While the plugin is down its devices are `offline`; the core
-/// marks them `online` again with their next report. A plugin that is parked or refuses its
+/// when its process crashes). While the plugin is down its devices are `offline`; each comes
+/// back `online` with its next publish, report or event. A plugin that is parked or refuses its
 /// configuration does not stop the others: its service waits for shutdown.
 public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatusSource, Sendable where C.Duration == Duration {
     public let loaded: LoadedPlugin
@@ -45,7 +45,7 @@ public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatu
     let policy: RestartPolicy
     let clock: C
     let logger: Logger
-    let context: any DriverContext
+    let context: SupervisedContext
     let status: Mutex<PluginStatus>
     let watchers = Mutex<[Int: AsyncStream<PluginStatus>.Continuation]>([:])
     let nextWatcher = Mutex(0)
@@ -62,11 +62,12 @@ public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatu
         var logger = logger
         logger[metadataKey: "plugin"] = "\(loaded.manifest.id)"
         self.logger = logger
-        self.context = core.context(for: loaded.manifest.id, configuration: configuration)
+        self.context = SupervisedContext(core.context(for: loaded.manifest.id, configuration: configuration))
         self.status = Mutex(
             PluginStatus(
                 id: loaded.manifest.id, name: loaded.manifest.name, version: loaded.manifest.version, path: loaded.path,
                 state: .starting, isolated: loaded.plugin is IsolatedPlugin))
+        (loaded.plugin as? IsolatedPlugin)?.onChange { [weak self] in self?.update { _ in } }
     }
 
     public var currentStatus: PluginStatus {
@@ -156,7 +157,7 @@ public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatu
                     }
                     logger.error("plugin parked: \(error.message)")
                 }
-                context.setConnectivity(.offline, device: nil)
+                context.markDown()
                 break
             } catch {
                 if Task.isCancelled { break }
@@ -164,7 +165,7 @@ public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatu
             }
             if started.duration(to: clock.now) >= policy.healthyAfter { failures = 0 }
             failures += 1
-            context.setConnectivity(.offline, device: nil)
+            context.markDown()
             if failures >= policy.parkAfter {
                 update {
                     $0.state = .parked

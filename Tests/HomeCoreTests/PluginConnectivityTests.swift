@@ -19,18 +19,31 @@ import Testing
             ])
     }
 
-    @Test func devicesGoOffline_whenPluginIsDown_andOnlineAgain_withNextReport() throws {
+    func state(_ core: HomeCore, _ id: DeviceID) -> ConnectivityState? {
+        try? core.home(for: .system).currentDevice(id: id).snapshot.sourceConnectivity.connectivityState
+    }
+
+    func onOffState(_ core: HomeCore, _ id: DeviceID) -> ConnectivityState? {
+        try? core.home(for: .system).currentDevice(id: id).snapshot.types.first?.traits[OnOffTrait.identifier]?.sourceConnectivity
+            .connectivityState
+    }
+
+    @Test func devicesGoOffline_whenPluginIsDown_reportedTraitOnlineWithNextReport_allWithNextPublish() throws {
         let core = HomeCore()
         let context = core.context(for: "p")
         context.publish(lamp())
         let id = DeviceID(plugin: "p", local: "lamp")
-        #expect(core.state.devices[id]?.sourceConnectivity.connectivityState == .online)
+        #expect(state(core, id) == .online)
 
         context.setConnectivity(.offline, device: nil)
-        #expect(core.state.devices[id]?.sourceConnectivity.connectivityState == .offline)
+        #expect(state(core, id) == .offline)
 
         context.report("lamp", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, false)
-        #expect(core.state.devices[id]?.sourceConnectivity.connectivityState == .online)
+        #expect(onOffState(core, id) == .online)
+        #expect(state(core, id) == .partiallyOnline)
+
+        context.publish(lamp())
+        #expect(state(core, id) == .online)
     }
 
     @Test func otherPluginsDevices_stayOnline_whenOnePluginGoesOffline() throws {
@@ -38,7 +51,7 @@ import Testing
         core.context(for: "a").publish(lamp())
         core.context(for: "b").publish(lamp())
         core.context(for: "a").setConnectivity(.offline, device: nil)
-        #expect(core.state.devices[DeviceID(plugin: "a", local: "lamp")]?.sourceConnectivity.connectivityState == .offline)
-        #expect(core.state.devices[DeviceID(plugin: "b", local: "lamp")]?.sourceConnectivity.connectivityState == .online)
+        #expect(state(core, DeviceID(plugin: "a", local: "lamp")) == .offline)
+        #expect(state(core, DeviceID(plugin: "b", local: "lamp")) == .online)
     }
 }

@@ -82,7 +82,7 @@ import Testing
             plugins:
               directories: [\(dir.path)]
               flaky:
-                isolated: true
+                device: lamp
                 failures: many
             """)
         let run = try runProcess(hearthd, ["--config", config, "--check"])

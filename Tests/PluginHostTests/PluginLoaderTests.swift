@@ -1,6 +1,7 @@
 import DriverAPI
 import Foundation
 import HomeCore
+import HomeModel
 import PluginHost
 import Testing
 

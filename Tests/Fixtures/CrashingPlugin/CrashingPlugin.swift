@@ -27,8 +27,8 @@ final class CrashingPlugin: DriverPlugin {
                         ])
                 ]))
         context.report("lamp", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(lamp.withLock { $0 }))
-        let (stream, _) = AsyncStream<Never>.makeStream()
-        for await _ in stream {}
+        // Runs until cancelled (the sleep throws CancellationError then).
+        try await Task.sleep(for: .seconds(365 * 86400))
     }
 
     func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {

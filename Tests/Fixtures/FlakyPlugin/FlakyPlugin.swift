@@ -52,9 +52,8 @@ final class FlakyPlugin: DriverPlugin {
         context.report(device, OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(lamp.withLock { $0 }))
         context.log(.info, "run \(run)")
         if run <= config.failures { throw PlannedFailure(run: run, of: config.failures) }
-        // Runs until cancelled.
-        let (stream, _) = AsyncStream<Never>.makeStream()
-        for await _ in stream {}
+        // Runs until cancelled (the sleep throws CancellationError then).
+        try await Task.sleep(for: .seconds(365 * 86400))
     }
 
     func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {
