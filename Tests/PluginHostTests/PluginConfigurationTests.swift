@@ -93,10 +93,11 @@ import Testing
 }
 
 /// Runs a program to its end; returns its exit status and standard error.
-func runProcess(_ program: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
+func runProcess(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let errors = Pipe()
     process.standardError = errors
     process.standardOutput = FileHandle.nullDevice
