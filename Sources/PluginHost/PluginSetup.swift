@@ -115,7 +115,8 @@ public enum PluginSetup {
                 registry.add(PluginStatus(id: manifest.id, name: manifest.id, version: "", path: program, state: .refused, lastError: message))
             }
             if options.isolated {
-                let launch = ChildLaunch.pluginHost(hearthd: hearthd, plugin: p.path, environment: childEnvironment)
+                let absolute = URL(fileURLWithPath: p.path).standardizedFileURL.path
+                let launch = ChildLaunch.pluginHost(hearthd: hearthd, plugin: absolute, environment: childEnvironment)
                 logger.info("plugin loaded; it runs in its own process", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
                 add(LoadedPlugin(path: p.path, manifest: manifest, plugin: IsolatedPlugin(manifest: manifest, launch: launch)), configuration)
             } else {
