@@ -106,9 +106,18 @@ public enum PluginLoader {
         return LoadedPlugin(path: path, manifest: manifest, plugin: plugin)
     }
 
+    /// The symbol a test fixture exports so that a folder scan passes it by: the fixtures are
+    /// built next to `hearthd` in a development tree and must not join the daemon's plugins.
+    public static let testFixtureSymbol = "hearth_plugin_test_fixture"
+
     /// Loads every `.so` in the directories, in name order. A file that fails, or whose plugin
     /// ID another file already took, is returned as an error; the others still load.
-    public static func loadAll(from directories: [String]) -> (loaded: [LoadedPlugin], rejected: [PluginLoadError]) {
+    ///
+    /// Test fixtures (files exporting ``testFixtureSymbol``) are passed by unless
+    /// `includeTestFixtures` is set; folders that do not exist are passed by.
+    public static func loadAll(
+        from directories: [String], includeTestFixtures: Bool = false
+    ) -> (loaded: [LoadedPlugin], rejected: [PluginLoadError]) {
         var loaded: [LoadedPlugin] = []
         var rejected: [PluginLoadError] = []
         var seen = Set<String>()
@@ -118,6 +127,7 @@ public enum PluginLoader {
                 let path = (dir as NSString).appendingPathComponent(file)
                 let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
                 guard seen.insert(resolved).inserted else { continue }
+                if !includeTestFixtures && isTestFixture(path) { continue }
                 do throws(PluginLoadError) {
                     let p = try load(path)
                     if let other = loaded.first(where: { $0.manifest.id == p.manifest.id }) {
@@ -135,6 +145,16 @@ public enum PluginLoader {
             }
         }
         return (loaded, rejected)
+    }
+
+    static func isTestFixture(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        let magic = (try? handle.read(upToCount: 4)) ?? Data()
+        try? handle.close()
+        guard magic == Data([0x7F, 0x45, 0x4C, 0x46]), let lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE) else {
+            return false
+        }
+        return dlsym(lib, testFixtureSymbol) != nil
     }
 
     /// Shared libraries that sit beside plugins but are not plugins (PluginKit itself, the

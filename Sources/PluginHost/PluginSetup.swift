@@ -67,14 +67,15 @@ public enum PluginSetup {
     ///   - sections: each plugin's section of `hearth.yaml` by plugin ID.
     ///   - disabled: plugin IDs switched off with `enabled: false`.
     ///   - hearthd: the program started for isolated `.so` plugins (default: this process's own).
+    ///   - includeTestFixtures: load the test fixture plugins too (tests only).
     public static func plan<C: Clock>(
         directories: [String], sections: [String: PluginConfiguration], disabled: Set<String> = [], core: HomeCore,
         policy: RestartPolicy = RestartPolicy(), clock: C, hearthd: String = ChildLaunch.currentExecutable,
-        childEnvironment: [String: String] = [:], logger: Logger
+        childEnvironment: [String: String] = [:], includeTestFixtures: Bool = false, logger: Logger
     ) -> Plan<C> where C.Duration == Duration {
         let registry = PluginRegistry()
         var services: [PluginService<C>] = []
-        let (loaded, rejected) = PluginLoader.loadAll(from: directories)
+        let (loaded, rejected) = PluginLoader.loadAll(from: directories, includeTestFixtures: includeTestFixtures)
         for r in rejected {
             logger.error("plugin refused: \(r.message)", metadata: ["file": "\(r.path)", "reason": "\(r.reason.rawValue)"])
             registry.add(refused: r)

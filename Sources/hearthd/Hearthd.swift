@@ -24,6 +24,9 @@ struct Hearthd: AsyncParsableCommand {
     @Flag(help: "Check the configuration and the plugins, then exit.")
     var check = false
 
+    @Flag(help: .hidden)
+    var includeTestFixtures = false
+
     func run() async throws {
         let settings: HearthConfig
         do {
@@ -48,14 +51,20 @@ struct Hearthd: AsyncParsableCommand {
         let directories = settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
         let plan = PluginSetup.plan(
             directories: directories, sections: settings.plugins.sections, disabled: settings.plugins.disabled, core: core,
-            clock: ContinuousClock(), logger: Logger(label: "hearth.plugin"))
+            clock: ContinuousClock(), includeTestFixtures: includeTestFixtures, logger: Logger(label: "hearth.plugin"))
         var services: [any Service] = plan.services
         if check {
             // Check each plugin's section as it would be checked before starting.
             var problems = 0
-            for service in plan.services where !(service.loaded.plugin is IsolatedPlugin) {
+            for service in plan.services {
                 do {
-                    try service.loaded.plugin.checkConfiguration(service.configuration)
+                    var plugin = service.loaded.plugin
+                    if plugin is IsolatedPlugin {
+                        // A .so is checked in this process too; a program checks its own at start.
+                        guard service.loaded.path.hasSuffix(".so") else { continue }
+                        plugin = try PluginLoader.load(service.loaded.path).plugin
+                    }
+                    try plugin.checkConfiguration(service.configuration)
                 } catch {
                     problems += 1
                     FileHandle.standardError.write(Data("hearthd: \((error as? HomeError)?.message ?? "\(error)")\n".utf8))

@@ -82,10 +82,10 @@ import Testing
             plugins:
               directories: [\(dir.path)]
               flaky:
-                device: lamp
+                isolated: true
                 failures: many
             """)
-        let run = try runProcess(hearthd, ["--config", config, "--check"])
+        let run = try runProcess(hearthd, ["--config", config, "--check", "--include-test-fixtures"])
         #expect(run.status == 78)
         #expect(run.stderr.contains("hearthd: \(config):7: plugins.flaky.failures: expected an integer"), "\(run.stderr)")
         #expect(run.stderr.contains("libWrongABIPlugin.so"), "\(run.stderr)")

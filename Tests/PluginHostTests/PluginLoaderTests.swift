@@ -51,7 +51,7 @@ import Testing
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         try dir.add(fixtures: ["FlakyPlugin", "DuplicateIDPlugin"])
-        let (loaded, rejected) = PluginLoader.loadAll(from: [dir.path])
+        let (loaded, rejected) = PluginLoader.loadAll(from: [dir.path], includeTestFixtures: true)
         #expect(loaded.map(\.manifest.id) == ["flaky"])
         let refusal = try #require(rejected.first)
         #expect(rejected.count == 1)
@@ -68,7 +68,7 @@ import Testing
         defer { dir.cleanUp() }
         try dir.add(fixtures: ["WrongABIPlugin", "WrongCompilerPlugin", "NoSymbolsPlugin", "FlakyPlugin", "CrashingPlugin"])
         _ = try dir.write("libbroken.so", "#!/bin/sh\n")
-        let (loaded, rejected) = PluginLoader.loadAll(from: [dir.path, "\(dir.path)/does-not-exist"])
+        let (loaded, rejected) = PluginLoader.loadAll(from: [dir.path, "\(dir.path)/does-not-exist"], includeTestFixtures: true)
         #expect(Set(loaded.map(\.manifest.id)) == ["flaky", "crashy"])
         #expect(
             Dictionary(uniqueKeysWithValues: rejected.map { (($0.path as NSString).lastPathComponent, $0.reason) }) == [
@@ -77,13 +77,22 @@ import Testing
             ])
     }
 
+    @Test func folderScanPassesTestFixturesBy_unlessAskedFor() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        try dir.add(fixtures: ["FlakyPlugin", "WrongABIPlugin"])
+        let (loaded, rejected) = PluginLoader.loadAll(from: [dir.path])
+        #expect(loaded.isEmpty)
+        #expect(rejected.isEmpty)
+    }
+
     @Test func registryListsRefusedFiles_withPathAndReason() throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         try dir.add(fixtures: ["WrongABIPlugin", "FlakyPlugin"])
         let plan = PluginSetup.plan(
             directories: [dir.path], sections: ["flaky": section("flaky", ["failures": 0])], core: HomeCore(),
-            clock: ContinuousClock(), hearthd: hearthd, logger: testLogger)
+            clock: ContinuousClock(), hearthd: hearthd, includeTestFixtures: true, logger: testLogger)
         let statuses = plan.registry.statuses()
         #expect(plan.services.map(\.loaded.manifest.id) == ["flaky"])
         let refused = try #require(statuses.first { $0.state == .refused })

@@ -21,3 +21,7 @@ public func hearthPluginCompilerTag() -> UnsafePointer<CChar> { HearthPluginABI.
 
 @_cdecl("hearth_plugin_create")
 public func hearthPluginCreate() -> UnsafeMutableRawPointer { HearthPluginABI.export(DuplicateIDPlugin()) }
+
+// Marks this library as a test fixture: hearthd's folder scan passes it by (tests load it on purpose).
+@_cdecl("hearth_plugin_test_fixture")
+public func hearthPluginTestFixture() {}

@@ -15,3 +15,7 @@ public func hearthPluginCompilerTag() -> UnsafePointer<CChar> {
 public func hearthPluginCreate() -> UnsafeMutableRawPointer {
     fatalError("the host must never create a plugin built by another compiler")
 }
+
+// Marks this library as a test fixture: hearthd's folder scan passes it by (tests load it on purpose).
+@_cdecl("hearth_plugin_test_fixture")
+public func hearthPluginTestFixture() {}
