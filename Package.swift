@@ -89,6 +89,7 @@ let package = Package(
             name: "CrashingPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/CrashingPlugin", swiftSettings: settings),
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
+        .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),
         .testTarget(
             name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],

@@ -191,58 +191,58 @@ public final class IsolatedPlugin: DriverPlugin {
     }
 
     func applyMessage(_ message: Value, context: any DriverContext) throws {
-            guard let o = message.objectValue, let type = o["type"]?.stringValue else {
-                throw PluginWire.FormatError("a message must be an object with a \"type\"")
+        guard let o = message.objectValue, let type = o["type"]?.stringValue else {
+            throw PluginWire.FormatError("a message must be an object with a \"type\"")
+        }
+        switch type {
+        case "hello":
+            let proto = o["protocol"]?.intValue ?? -1
+            guard proto == PluginWire.version else {
+                throw PluginRunError(
+                    .incompatible, "the plugin process speaks protocol \(proto), but this hearthd speaks \(PluginWire.version)")
             }
-            switch type {
-            case "hello":
-                let proto = o["protocol"]?.intValue ?? -1
-                guard proto == PluginWire.version else {
-                    throw PluginRunError(
-                        .incompatible, "the plugin process speaks protocol \(proto), but this hearthd speaks \(PluginWire.version)")
-                }
-                let m = try PluginWire.manifest(o["manifest"])
-                guard m.id == manifest.id else {
-                    throw PluginRunError(
-                        .incompatible, "the plugin process says it is '\(m.id)', but it was started as '\(manifest.id)'")
-                }
-                state.withLock { $0.helloManifest = m }
-                changed()
-            case "publish": context.publish(try PluginWire.device(o["device"]))
-            case "remove": context.remove(device: try PluginWire.string(o, "localID", in: "remove"))
-            case "report":
-                guard let list = o["reports"]?.listValue else { throw PluginWire.FormatError("report.reports: expected a list") }
-                var reports: [AttributeReport] = []
-                for r in list { reports.append(try PluginWire.report(r)) }
-                context.report(reports)
-            case "emit": context.emit(try PluginWire.event(o["event"]))
-            case "connectivity":
-                let name = try PluginWire.string(o, "state", in: "connectivity")
-                guard let s = ConnectivityState(rawValue: name) else {
-                    throw PluginWire.FormatError("connectivity.state: '\(name)' is not one of \(ConnectivityState.allCases.map(\.rawValue))")
-                }
-                context.setConnectivity(s, device: try PluginWire.optionalString(o, "localID", in: "connectivity"))
-            case "log":
-                let level = LogLevel(rawValue: try PluginWire.optionalString(o, "level", in: "log") ?? "info") ?? .info
-                context.log(
-                    level, try PluginWire.string(o, "message", in: "log"), device: try PluginWire.optionalString(o, "localID", in: "log"))
-            case "result":
-                guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("result.id: expected an integer") }
-                let c = state.withLock { $0.running?.pending.removeValue(forKey: id) }
-                switch PluginWire.outcome(o) {
-                case .success(let v): c?.resume(returning: v)
-                case .failure(let e): c?.resume(throwing: e)
-                }
-            case "invalidConfiguration":
-                throw PluginRunError(.invalidConfiguration, try PluginWire.string(o, "message", in: "invalidConfiguration"))
-            case "failed":
-                throw PluginRunError(.failed, try PluginWire.optionalString(o, "message", in: "failed") ?? "the plugin failed")
-            case "stopped":
-                state.withLock { $0.running?.stopping = true }
-            default:
-                // Unknown messages are ignored, so a newer plugin can send more than this host knows.
-                context.log(.debug, "ignored a '\(type)' message this host does not know", device: nil)
+            let m = try PluginWire.manifest(o["manifest"])
+            guard m.id == manifest.id else {
+                throw PluginRunError(
+                    .incompatible, "the plugin process says it is '\(m.id)', but it was started as '\(manifest.id)'")
             }
+            state.withLock { $0.helloManifest = m }
+            changed()
+        case "publish": context.publish(try PluginWire.device(o["device"]))
+        case "remove": context.remove(device: try PluginWire.string(o, "localID", in: "remove"))
+        case "report":
+            guard let list = o["reports"]?.listValue else { throw PluginWire.FormatError("report.reports: expected a list") }
+            var reports: [AttributeReport] = []
+            for r in list { reports.append(try PluginWire.report(r)) }
+            context.report(reports)
+        case "emit": context.emit(try PluginWire.event(o["event"]))
+        case "connectivity":
+            let name = try PluginWire.string(o, "state", in: "connectivity")
+            guard let s = ConnectivityState(rawValue: name) else {
+                throw PluginWire.FormatError("connectivity.state: '\(name)' is not one of \(ConnectivityState.allCases.map(\.rawValue))")
+            }
+            context.setConnectivity(s, device: try PluginWire.optionalString(o, "localID", in: "connectivity"))
+        case "log":
+            let level = LogLevel(rawValue: try PluginWire.optionalString(o, "level", in: "log") ?? "info") ?? .info
+            context.log(
+                level, try PluginWire.string(o, "message", in: "log"), device: try PluginWire.optionalString(o, "localID", in: "log"))
+        case "result":
+            guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("result.id: expected an integer") }
+            let c = state.withLock { $0.running?.pending.removeValue(forKey: id) }
+            switch PluginWire.outcome(o) {
+            case .success(let v): c?.resume(returning: v)
+            case .failure(let e): c?.resume(throwing: e)
+            }
+        case "invalidConfiguration":
+            throw PluginRunError(.invalidConfiguration, try PluginWire.string(o, "message", in: "invalidConfiguration"))
+        case "failed":
+            throw PluginRunError(.failed, try PluginWire.optionalString(o, "message", in: "failed") ?? "the plugin failed")
+        case "stopped":
+            state.withLock { $0.running?.stopping = true }
+        default:
+            // Unknown messages are ignored, so a newer plugin can send more than this host knows.
+            context.log(.debug, "ignored a '\(type)' message this host does not know", device: nil)
+        }
     }
 
     public func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {

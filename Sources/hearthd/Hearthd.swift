@@ -52,6 +52,7 @@ struct Hearthd: AsyncParsableCommand {
         let plan = PluginSetup.plan(
             directories: directories, sections: settings.plugins.sections, disabled: settings.plugins.disabled, core: core,
             clock: ContinuousClock(), includeTestFixtures: includeTestFixtures, logger: Logger(label: "hearth.plugin"))
+        // `plan.registry.statusProvider` lists every plugin, refused ones included (`hearth plugins`).
         var services: [any Service] = plan.services
         if check {
             // Check each plugin's section as it would be checked before starting.
