@@ -89,10 +89,16 @@ public final class IsolatedPlugin: DriverPlugin {
     let state = Mutex(State())
     let observers = Mutex<[@Sendable () -> Void]>([])
 
-    public init(manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5)) {
+    /// The clock ``stopGrace`` is measured on.
+    let clock: any Clock<Duration>
+
+    public init(
+        manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5), clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.manifest = manifest
         self.launch = launch
         self.stopGrace = stopGrace
+        self.clock = clock
     }
 
     /// Calls `observer` whenever a child starts, says hello or ends (the supervisor refreshes
@@ -147,9 +153,16 @@ public final class IsolatedPlugin: DriverPlugin {
         } onCancel: {
             self.stop(process)
         }
-        // Cancelled, the loop above ends at once; the process is still reaped before returning
-        // (it ends on `stop`, or is killed after the grace period).
+        // Cancelled, the loop above ends at once; the process is still reaped before returning:
+        // it ends on `stop`, or is killed when the grace period is over.
+        let watchdog: Task<Void, Never>? =
+            Task.isCancelled
+            ? Task.detached { [clock, stopGrace] in
+                do { try await clock.sleep(for: stopGrace) } catch { return }
+                process.kill()
+            } : nil
         let how = await exit.wait()
+        watchdog?.cancel()
         let (pending, wasStopping) = state.withLock { s -> ([CheckedContinuation<Value, any Error>], Bool) in
             let p = s.running.map { Array($0.pending.values) } ?? []
             let stopping = s.running?.stopping ?? false
@@ -163,19 +176,10 @@ public final class IsolatedPlugin: DriverPlugin {
         throw PluginRunError(.processEnded, "the plugin process \(how)")
     }
 
-    /// Asks the child to stop; kills it when it has not ended after ``stopGrace``.
+    /// Asks the child to stop (``run(context:)`` kills it if it has not ended after ``stopGrace``).
     func stop(_ process: ChildProcess) {
         state.withLock { $0.running?.stopping = true }
         try? process.channel.send(["type": "stop"])
-        let grace = stopGrace
-        let pid = process.pid
-        // A watchdog owned by nothing but the clock: it only ever kills this one child, and
-        // only if that child is still the one running.
-        DispatchQueue.global().asyncAfter(deadline: .now() + Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18) {
-            [weak self] in
-            guard let self, self.state.withLock({ $0.running?.process.pid == pid }) else { return }
-            process.kill()
-        }
     }
 
     func apply(_ message: Value, context: any DriverContext, process: ChildProcess) throws(PluginRunError) {

@@ -3,6 +3,8 @@ import Foundation
 import HomeCore
 import HomeModel
 import PluginHost
+import DriverTesting
+import ServiceLifecycle
 import Testing
 
 /// A plugin that is not Swift: `Tests/Fixtures/python-plugin/plugin.py` speaks the protocol of
@@ -72,5 +74,34 @@ import Testing
         let s = try #require(plan.registry.status(of: "ghost"))
         #expect(s.state == .refused)
         #expect(s.lastError == "hearth.yaml:12: plugins.ghost.executable: /nonexistent/ghost is missing or not executable")
+    }
+}
+
+/// Shutdown has a deadline: a plugin process that ignores `stop` is killed when its grace
+/// period (on the injected clock) is over, and the daemon's shutdown completes.
+@Suite struct StopGraceTests {
+    @Test(.enabled(if: ForeignPluginTests.hasPython, "python3 is not installed"))
+    func childIgnoringStop_isKilledAfterGrace_andShutdownCompletes() async throws {
+        let core = HomeCore()
+        let clock = ManualClock()
+        let manifest = PluginManifest(id: "pylamp", name: "pylamp", version: "")
+        let plugin = IsolatedPlugin(manifest: manifest, launch: .program(ForeignPluginTests.script), stopGrace: .seconds(5), clock: clock)
+        let service = PluginService(
+            LoadedPlugin(path: ForeignPluginTests.script, manifest: manifest, plugin: plugin), core: core,
+            configuration: section("pylamp", ["ignoreStop": true]), clock: clock, logger: testLogger)
+        let group = ServiceGroup(services: [service], logger: testLogger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            await waitForDevice(core, DeviceID(plugin: "pylamp", local: "lamp")) { connectivity($0) == .online }
+            let pid = try #require(service.currentStatus.processID)
+            await group.triggerGracefulShutdown()
+            // The host said stop and waits for the grace period; the child is still there.
+            await clock.waitForSleepers(1)
+            #expect(processExists(pid))
+            clock.advance(by: .seconds(5))
+            try await tasks.waitForAll()
+            #expect(!processExists(pid))
+        }
+        #expect(service.currentStatus.state == .stopped)
     }
 }

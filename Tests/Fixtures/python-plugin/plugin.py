@@ -7,6 +7,7 @@ length-prefixed JSON messages (docs/plugin-protocol.md). Standard library only.
 
 Configuration (its section of hearth.yaml):
     name: the lamp's suggested name (a string; default "Python Lamp")
+    ignoreStop: true to misbehave on purpose (tests): keep running after "stop"
 """
 import json
 import os
@@ -75,8 +76,12 @@ def main():
 
     while True:
         message = receive()
-        if message is None or message.get("type") == "stop":
-            send({"type": "stopped"}) if message is not None else None
+        if message is None:
+            return 0
+        if message.get("type") == "stop":
+            if section.get("ignoreStop") is True:
+                continue
+            send({"type": "stopped"})
             return 0
         if message.get("type") == "command":
             command, trait = message["command"], message["trait"]
