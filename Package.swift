@@ -68,6 +68,12 @@ let package = Package(
             ],
             swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        // Prints what isolated plugin mode costs (docs/BENCHMARKS.md).
+        .executableTarget(
+            name: "hearth-plugin-bench", dependencies: ["PluginHost", "HomeCore", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Benchmarks/PluginHostBench", swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
         // Regenerates Plugins/PluginKit/Sources/HomeModel/Generated from catalog/matter.json.
         .executableTarget(name: "hearth-catalog-gen", path: "Sources/hearth-catalog-gen", swiftSettings: settings),
 
