@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         .target(
@@ -41,6 +42,11 @@ let package = Package(
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
+            swiftSettings: settings),
+        // The core's queries and subscriptions as OpenCombine publishers.
+        .target(
+            name: "HomeCombine",
+            dependencies: ["HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: settings),
         .target(
             name: "PluginHost",
@@ -96,9 +102,20 @@ let package = Package(
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
-        .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),
         .testTarget(
-            name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],
+            name: "HomeCoreTests",
+            dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")],
+            swiftSettings: settings),
+        .testTarget(
+            name: "HomeCombineTests",
+            dependencies: ["HomeCombine", "HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
+            swiftSettings: settings),
+        .testTarget(
+            name: "PluginHostTests",
+            dependencies: [
+                "PluginHost", "HomeCore", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

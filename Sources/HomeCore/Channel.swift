@@ -21,7 +21,8 @@ final class Channel<Element: Sendable>: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
         var finished = false
         var needsResync = false
-        var floor: UInt64 = 0
+        /// The newest version the consumer has or will get; nil before anything was pushed.
+        var floor: UInt64?
         var dropped = 0
     }
 
@@ -45,14 +46,14 @@ final class Channel<Element: Sendable>: Sendable {
             switch policy {
             case .latest:
                 // Only a newer version replaces what the consumer has not read yet.
-                guard version > s.floor else { return nil }
+                guard s.floor.map({ version > $0 }) ?? true else { return nil }
                 s.buffer.removeAll(keepingCapacity: true)
                 s.buffer.append(element)
                 s.floor = version
             case .bounded(let limit):
                 // Diffs already covered by the last snapshot are dropped; several diffs of one
                 // change share its version.
-                guard version > s.floor, !s.needsResync else { return nil }
+                guard s.floor.map({ version > $0 }) ?? true, !s.needsResync else { return nil }
                 if s.buffer.count >= limit {
                     s.buffer.removeAll()
                     s.needsResync = true
@@ -78,7 +79,7 @@ final class Channel<Element: Sendable>: Sendable {
         state.withLock { s in
             s.needsResync = false
             s.buffer.removeAll()
-            s.floor = max(s.floor, version)
+            s.floor = max(s.floor ?? 0, version)
         }
     }
 

@@ -79,7 +79,7 @@ extension HomeCore {
     }
 
     /// How many diffs a `stream()` subscriber may fall behind before it gets a fresh snapshot.
-    static var streamBufferLimit: Int { 1024 }
+    public static var streamBufferLimit: Int { 1024 }
 
     func subscribeStream<Element: HomeElement>(_ kind: QueryKind, home: Home) -> Updates<QueryChange<Element>> {
         let principal = home.principal
@@ -193,7 +193,7 @@ extension HomeCore {
     }
 
     /// How many events one subscriber may fall behind before the oldest are dropped (and counted).
-    static var eventBufferLimit: Int { 4096 }
+    public static var eventBufferLimit: Int { 4096 }
 
     /// Events of visible devices, optionally of one device and trait; never coalesced.
     func subscribeEvents(device: DeviceID?, trait: TraitID?, home: Home) -> Updates<DeviceEvent> {

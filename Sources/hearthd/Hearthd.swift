@@ -21,6 +21,9 @@ struct Hearthd: AsyncParsableCommand {
     @Option(help: "Log level (overrides the file): trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
 
+    @Option(name: .customLong("plugins"), help: "A folder of plugin .so files (repeatable); overrides plugins.directories.")
+    var pluginDirectories: [String] = []
+
     @Flag(help: "Check the configuration and the plugins, then exit.")
     var check = false
 
@@ -48,7 +51,8 @@ struct Hearthd: AsyncParsableCommand {
             strictOperationValidation: settings.strictOperationValidation, logger: Logger(label: "hearth.core"))
         try core.restore()
 
-        let directories = settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
+        let directories = !pluginDirectories.isEmpty ? pluginDirectories
+            : settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
         let plan = PluginSetup.plan(
             directories: directories, sections: settings.plugins.sections, disabled: settings.plugins.disabled, core: core,
             clock: ContinuousClock(), includeTestFixtures: includeTestFixtures, logger: Logger(label: "hearth.plugin"))

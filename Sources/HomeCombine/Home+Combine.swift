@@ -1,0 +1,49 @@
+public import HomeCore
+public import HomeModel
+public import OpenCombine
+
+// The same queries and subscriptions as publishers, so Combine-style code written against the
+// Google Home APIs ports to Linux:
+//
+//     home.devices().batched()
+//         .compactMap { $0[id: lampID] }
+//         .removeDuplicates()
+//         .sink { lamp in … }
+//         .store(in: &cancellables)
+
+extension Query {
+    /// The whole set now and again on every change, as a publisher.
+    public func batched() -> AnyPublisher<HomeSet<Element>, Never> {
+        let updates: Updates<HomeSet<Element>> = batched()
+        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+    }
+
+    /// A snapshot, then only what changes, as a publisher.
+    public func stream() -> AnyPublisher<QueryChange<Element>, Never> {
+        let updates: Updates<QueryChange<Element>> = stream()
+        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+    }
+}
+
+extension Home {
+    /// The device now and on every change, as a publisher.
+    public func device(id: DeviceID) -> AnyPublisher<HomeDevice, Never> {
+        let updates: Updates<HomeDevice> = device(id: id)
+        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+    }
+
+    /// Events as a publisher; never coalesced while the subscriber keeps up with demand.
+    public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> AnyPublisher<DeviceEvent, Never> {
+        let updates: Updates<DeviceEvent> = events(device: device, trait: trait)
+        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+    }
+}
+
+extension DeviceTypes {
+    /// The device type now and after every change to its traits, as a publisher; finishes at
+    /// once when the device lacks the type.
+    public func subscribe<T: DeviceType>(_ type: T.Type) -> AnyPublisher<T, Never> {
+        let stream: AsyncStream<T> = subscribe(type)
+        return AsyncSequencePublisher(stream).eraseToAnyPublisher()
+    }
+}
