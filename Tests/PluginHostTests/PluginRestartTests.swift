@@ -71,6 +71,7 @@ import Testing
             await waitForDevice(core, lamp) { connectivity($0) == .offline }
             // Nothing is scheduled any more, and the other plugin still serves.
             #expect(clock.sleeperCount == 0)
+            await healthy.waitForStatus { $0.state == .running }
             #expect(registry.status(of: "crashy")?.state == .running)
             _ = try await core.home(for: .system).invoke(lampCommand("crashy", OnOffTrait.Command.on))
             // A command to the parked plugin's offline lamp is refused, not lost.
