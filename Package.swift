@@ -23,6 +23,11 @@ let package = Package(
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
         // Test fixtures: plugins that are wrong on purpose.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
+        .library(name: "WrongCompilerPlugin", type: .dynamic, targets: ["WrongCompilerPlugin"]),
+        .library(name: "NoSymbolsPlugin", type: .dynamic, targets: ["NoSymbolsPlugin"]),
+        .library(name: "DuplicateIDPlugin", type: .dynamic, targets: ["DuplicateIDPlugin"]),
+        .library(name: "FlakyPlugin", type: .dynamic, targets: ["FlakyPlugin"]),
+        .library(name: "CrashingPlugin", type: .dynamic, targets: ["CrashingPlugin"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -89,6 +94,12 @@ let package = Package(
             name: "hearth-storage-bench", dependencies: ["HomeStorage", "HomeCore", pluginKit],
             swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        // Prints what isolated plugin mode costs (docs/BENCHMARKS.md).
+        .executableTarget(
+            name: "hearth-plugin-bench", dependencies: ["PluginHost", "HomeCore", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Benchmarks/PluginHostBench", swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
         // Regenerates Plugins/PluginKit/Sources/HomeModel/Generated from catalog/matter.json.
         .executableTarget(name: "hearth-catalog-gen", path: "Sources/hearth-catalog-gen", swiftSettings: settings),
 
@@ -98,6 +109,16 @@ let package = Package(
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: settings),
+        .target(
+            name: "WrongCompilerPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongCompilerPlugin",
+            swiftSettings: settings),
+        .target(name: "NoSymbolsPlugin", path: "Tests/Fixtures/NoSymbolsPlugin", swiftSettings: settings),
+        .target(
+            name: "DuplicateIDPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/DuplicateIDPlugin",
+            swiftSettings: settings),
+        .target(name: "FlakyPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/FlakyPlugin", swiftSettings: settings),
+        .target(
+            name: "CrashingPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/CrashingPlugin", swiftSettings: settings),
 
         // Benchmarks print figures (docs/BENCHMARKS.md); they are not tests.
         .executableTarget(
@@ -106,6 +127,7 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
+        .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
             name: "HomeStorageTests",
             dependencies: [

@@ -22,6 +22,15 @@ public struct PluginLoadError: Error, Hashable, Sendable, CustomStringConvertibl
     public let path: String
     public let reason: Reason
     public let message: String
+    /// The plugin's ID when the file got far enough to say it (a duplicate, an invalid manifest).
+    public let pluginID: String?
+
+    public init(path: String, reason: Reason, message: String, pluginID: String? = nil) {
+        self.path = path
+        self.reason = reason
+        self.message = message
+        self.pluginID = pluginID
+    }
 
     public var description: String { "\(path): \(message)" }
 }
@@ -31,6 +40,12 @@ public struct LoadedPlugin: Sendable {
     public let path: String
     public let manifest: PluginManifest
     public let plugin: any DriverPlugin
+
+    public init(path: String, manifest: PluginManifest, plugin: any DriverPlugin) {
+        self.path = path
+        self.manifest = manifest
+        self.plugin = plugin
+    }
 }
 
 /// Loads plugin `.so` files with `dlopen` and checks them before touching anything else.
@@ -91,9 +106,18 @@ public enum PluginLoader {
         return LoadedPlugin(path: path, manifest: manifest, plugin: plugin)
     }
 
+    /// The symbol a test fixture exports so that a folder scan passes it by: the fixtures are
+    /// built next to `hearthd` in a development tree and must not join the daemon's plugins.
+    public static let testFixtureSymbol = "hearth_plugin_test_fixture"
+
     /// Loads every `.so` in the directories, in name order. A file that fails, or whose plugin
     /// ID another file already took, is returned as an error; the others still load.
-    public static func loadAll(from directories: [String]) -> (loaded: [LoadedPlugin], rejected: [PluginLoadError]) {
+    ///
+    /// Test fixtures (files exporting ``testFixtureSymbol``) are passed by unless
+    /// `includeTestFixtures` is set; folders that do not exist are passed by.
+    public static func loadAll(
+        from directories: [String], includeTestFixtures: Bool = false
+    ) -> (loaded: [LoadedPlugin], rejected: [PluginLoadError]) {
         var loaded: [LoadedPlugin] = []
         var rejected: [PluginLoadError] = []
         var seen = Set<String>()
@@ -103,13 +127,15 @@ public enum PluginLoader {
                 let path = (dir as NSString).appendingPathComponent(file)
                 let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
                 guard seen.insert(resolved).inserted else { continue }
+                if !includeTestFixtures && isTestFixture(path) { continue }
                 do throws(PluginLoadError) {
                     let p = try load(path)
                     if let other = loaded.first(where: { $0.manifest.id == p.manifest.id }) {
                         rejected.append(
                             PluginLoadError(
                                 path: path, reason: .duplicateID,
-                                message: "plugin id '\(p.manifest.id)' is already taken by \(other.path); only the first is used"))
+                                message: "plugin id '\(p.manifest.id)' is already taken by \(other.path); only the first is used",
+                                pluginID: p.manifest.id))
                     } else {
                         loaded.append(p)
                     }
@@ -119,6 +145,16 @@ public enum PluginLoader {
             }
         }
         return (loaded, rejected)
+    }
+
+    static func isTestFixture(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        let magic = (try? handle.read(upToCount: 4)) ?? Data()
+        try? handle.close()
+        guard magic == Data([0x7F, 0x45, 0x4C, 0x46]), let lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE) else {
+            return false
+        }
+        return dlsym(lib, testFixtureSymbol) != nil
     }
 
     /// Shared libraries that sit beside plugins but are not plugins (PluginKit itself, the

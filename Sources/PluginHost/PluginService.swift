@@ -5,33 +5,22 @@ public import Logging
 public import ServiceLifecycle
 import Synchronization
 
-/// What the host knows about a running plugin (shown by `hearth plugins`).
-public struct PluginStatus: Hashable, Sendable, Codable {
-    public enum State: String, Hashable, Sendable, Codable {
-        case starting, running, restarting, parked, stopped, invalidConfiguration
-    }
-    public var id: String
-    public var name: String
-    public var version: String
-    public var path: String
-    public var state: State
-    public var restarts: Int
-    public var lastError: String?
-}
-
 /// Restart policy: exponential backoff from `initial`, capped at `maximum`; parked after
-/// `parkAfter` failures in a row.
+/// `parkAfter` failures in a row. A run that lasted `healthyAfter` or longer starts the count afresh.
 public struct RestartPolicy: Hashable, Sendable {
     public var initial: Duration
     public var maximum: Duration
     public var parkAfter: Int
-    public init(initial: Duration = .seconds(1), maximum: Duration = .seconds(60), parkAfter: Int = 8) {
+    public var healthyAfter: Duration
+
+    public init(initial: Duration = .seconds(1), maximum: Duration = .seconds(60), parkAfter: Int = 8, healthyAfter: Duration = .seconds(300)) {
         self.initial = initial
         self.maximum = maximum
         self.parkAfter = parkAfter
+        self.healthyAfter = healthyAfter
     }
 
-    /// The delay before restart number `attempt` (1-based).
+    /// The delay before restart number `attempt` (1-based): `initial · 2^(attempt-1)`, at most `maximum`.
     public func delay(attempt: Int) -> Duration {
         var d = initial
         for _ in 1..<max(1, attempt) {
@@ -42,17 +31,24 @@ public struct RestartPolicy: Hashable, Sendable {
     }
 }
 
-/// Runs one plugin as a service: validates its configuration, registers its command handler,
-/// runs it, and restarts it with backoff when it throws; parks it when it keeps failing.
-public final class PluginService<C: Clock>: Service, CommandHandler, Sendable where C.Duration == Duration {
+/// Runs one plugin as a service: checks its configuration, registers its command handler, runs
+/// it, and restarts it with backoff when it fails; parks it when it keeps failing.
+///
+/// The same service supervises an in-process plugin and an ``IsolatedPlugin`` (whose runs end
+/// when its process crashes). While the plugin is down its devices are `offline`; each comes
+/// back `online` with its next publish, report or event. A plugin that is parked or refuses its
+/// configuration does not stop the others: its service waits for shutdown.
+public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatusSource, Sendable where C.Duration == Duration {
     public let loaded: LoadedPlugin
     let core: HomeCore
-    let configuration: PluginConfiguration
+    public let configuration: PluginConfiguration
     let policy: RestartPolicy
     let clock: C
     let logger: Logger
-    let context: any DriverContext
+    let context: SupervisedContext
     let status: Mutex<PluginStatus>
+    let watchers = Mutex<[Int: AsyncStream<PluginStatus>.Continuation]>([:])
+    let nextWatcher = Mutex(0)
 
     public init(
         _ loaded: LoadedPlugin, core: HomeCore, configuration: PluginConfiguration, policy: RestartPolicy = RestartPolicy(),
@@ -66,71 +62,129 @@ public final class PluginService<C: Clock>: Service, CommandHandler, Sendable wh
         var logger = logger
         logger[metadataKey: "plugin"] = "\(loaded.manifest.id)"
         self.logger = logger
-        self.context = core.context(for: loaded.manifest.id, configuration: configuration)
+        self.context = SupervisedContext(core.context(for: loaded.manifest.id, configuration: configuration))
         self.status = Mutex(
             PluginStatus(
                 id: loaded.manifest.id, name: loaded.manifest.name, version: loaded.manifest.version, path: loaded.path,
-                state: .starting, restarts: 0, lastError: nil))
+                state: .starting, isolated: loaded.plugin is IsolatedPlugin))
+        (loaded.plugin as? IsolatedPlugin)?.onChange { [weak self] in self?.update { _ in } }
     }
 
-    public var currentStatus: PluginStatus { status.withLock { $0 } }
+    public var currentStatus: PluginStatus {
+        var s = status.withLock { $0 }
+        if let isolated = loaded.plugin as? IsolatedPlugin {
+            s.processID = isolated.processID
+            if let m = isolated.announcedManifest {
+                s.name = m.name
+                s.version = m.version
+            }
+        }
+        return s
+    }
+
+    /// The status now and after every change, until the service's run ends.
+    public func statusUpdates() -> AsyncStream<PluginStatus> {
+        let (stream, continuation) = AsyncStream<PluginStatus>.makeStream()
+        let id = nextWatcher.withLock { n in
+            n += 1
+            return n
+        }
+        watchers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.watchers.withLock { $0.removeValue(forKey: id) } }
+        continuation.yield(currentStatus)
+        return stream
+    }
+
+    func update(_ change: (inout PluginStatus) -> Void) {
+        status.withLock { change(&$0) }
+        let now = currentStatus
+        for w in watchers.withLock({ Array($0.values) }) { w.yield(now) }
+    }
 
     public func run() async throws {
+        defer { for w in watchers.withLock({ Array($0.values) }) { w.finish() } }
         let plugin = loaded.plugin
         do {
-            try plugin.validate(configuration: configuration)
+            try plugin.checkConfiguration(configuration)
         } catch {
-            let message = (error as? HomeError)?.message ?? "\(error)"
-            status.withLock {
-                $0.state = .invalidConfiguration
-                $0.lastError = message
-            }
-            logger.error("configuration refused; the plugin will not start: \(message)")
-            // The others keep running: wait for shutdown instead of failing the group.
+            refuseConfiguration((error as? HomeError)?.message ?? "\(error)")
             try? await gracefulShutdown()
             return
         }
         core.setCommandHandler(self, for: loaded.manifest.id)
         defer { core.setCommandHandler(nil, for: loaded.manifest.id) }
         await cancelWhenGracefulShutdown { await self.superviseRuns(plugin) }
-        status.withLock { if $0.state != .parked { $0.state = .stopped } }
-        if status.withLock({ $0.state == .parked }) {
+        let state = status.withLock { $0.state }
+        if state == .parked || state == .invalidConfiguration {
+            // The others keep running: wait for shutdown instead of ending the group.
             try? await gracefulShutdown()
         }
+        update { if $0.state != .parked && $0.state != .invalidConfiguration { $0.state = .stopped } }
     }
 
-    /// Runs the plugin until cancelled, restarting it with backoff when it throws.
+    func refuseConfiguration(_ message: String) {
+        update {
+            $0.state = .invalidConfiguration
+            $0.lastError = message
+        }
+        logger.error("configuration refused; the plugin will not start: \(message)")
+    }
+
+    /// Runs the plugin until cancelled, restarting it with backoff when it fails.
     func superviseRuns(_ plugin: any DriverPlugin) async {
         var failures = 0
-            while !Task.isCancelled {
-                self.status.withLock { $0.state = .running }
-                self.logger.info("plugin started", metadata: ["version": "\(self.loaded.manifest.version)"])
-                do {
-                    try await plugin.run(context: self.context)
-                    if Task.isCancelled { break }
-                    failures = 0
-                    self.logger.warning("plugin returned from run(); restarting it")
-                } catch is CancellationError {
-                    break
-                } catch {
-                    if Task.isCancelled { break }
-                    failures += 1
-                    self.status.withLock {
-                        $0.lastError = "\(error)"
-                        $0.restarts += 1
-                    }
-                    self.context.setConnectivity(.offline, device: nil)
-                    if failures >= self.policy.parkAfter {
-                        self.status.withLock { $0.state = .parked }
-                        self.logger.error("plugin failed \(failures) times in a row; parked until restart: \(error)")
-                        break
-                    }
-                    let delay = self.policy.delay(attempt: failures)
-                    self.status.withLock { $0.state = .restarting }
-                    self.logger.error("plugin failed: \(error); restarting in \(delay)")
-                    do { try await self.clock.sleep(for: delay) } catch { break }
-                }
+        while !Task.isCancelled {
+            update {
+                $0.state = .running
+                $0.restartDelaySeconds = nil
             }
+            logger.info("plugin started", metadata: ["version": "\(loaded.manifest.version)"])
+            let started = clock.now
+            let why: String
+            do {
+                try await plugin.run(context: context)
+                if Task.isCancelled { break }
+                why = "run() returned before shutdown"
+            } catch is CancellationError {
+                break
+            } catch let error as PluginRunError where error.isPermanent {
+                if error.kind == .invalidConfiguration {
+                    refuseConfiguration(error.message)
+                } else {
+                    update {
+                        $0.state = .parked
+                        $0.lastError = error.message
+                    }
+                    logger.error("plugin parked: \(error.message)")
+                }
+                context.markDown()
+                break
+            } catch {
+                if Task.isCancelled { break }
+                why = (error as? HomeError)?.message ?? "\(error)"
+            }
+            if started.duration(to: clock.now) >= policy.healthyAfter { failures = 0 }
+            failures += 1
+            context.markDown()
+            if failures >= policy.parkAfter {
+                update {
+                    $0.state = .parked
+                    $0.lastError = why
+                }
+                logger.error("plugin failed \(failures) times in a row; parked until hearthd restarts: \(why)")
+                break
+            }
+            let delay = policy.delay(attempt: failures)
+            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+            update {
+                $0.state = .restarting
+                $0.lastError = why
+                $0.restarts += 1
+                $0.restartDelaySeconds = seconds
+            }
+            logger.error("plugin failed: \(why); restarting in \(delay)")
+            do { try await clock.sleep(for: delay) } catch { break }
+        }
     }
 
     public func handle(_ command: DriverCommand) async throws -> Value {

@@ -13,7 +13,8 @@ import UnixSignals
 struct Hearthd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
-        abstract: "Hearth: bridges GPIO and MQTT hardware into one home model.")
+        abstract: "Hearth: bridges GPIO and MQTT hardware into one home model.",
+        subcommands: [PluginHostCommand.self])
 
     @Option(name: .shortAndLong, help: "The configuration file.")
     var config: String = "etc/hearth.yaml"
@@ -26,6 +27,9 @@ struct Hearthd: AsyncParsableCommand {
 
     @Flag(help: "Check the configuration and the plugins, then exit.")
     var check = false
+
+    @Flag(help: .hidden)
+    var includeTestFixtures = false
 
     func run() async throws {
         let settings: HearthConfig
@@ -67,59 +71,57 @@ struct Hearthd: AsyncParsableCommand {
 
         let directories = !pluginDirectories.isEmpty ? pluginDirectories
             : settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
-        let (loaded, rejected) = PluginLoader.loadAll(from: directories)
-        for r in rejected {
-            logger.error("plugin refused: \(r.message)", metadata: ["file": "\(r.path)", "reason": "\(r.reason.rawValue)"])
-        }
-        let pluginLogger = Logger(label: "hearth.plugin")
-        var services: [any Service] = []
-        for p in loaded {
-            if settings.plugins.disabled.contains(p.manifest.id) {
-                logger.info("plugin disabled in the configuration", metadata: ["plugin": "\(p.manifest.id)"])
-                continue
-            }
-            logger.info("plugin loaded", metadata: ["plugin": "\(p.manifest.id)", "file": "\(p.path)"])
-            let section = settings.plugins.sections[p.manifest.id]
-                ?? PluginConfiguration(file: settings.file, keyPath: "plugins.\(p.manifest.id)")
-            services.append(PluginService(p, core: core, configuration: section, clock: ContinuousClock(), logger: pluginLogger))
-        }
-        for id in settings.plugins.sections.keys.sorted() where !loaded.contains(where: { $0.manifest.id == id }) {
-            logger.warning(
-                "the configuration has a section for plugin '\(id)', but no such plugin was found",
-                metadata: ["directories": "\(directories.joined(separator: ":"))"])
-        }
+        let plan = PluginSetup.plan(
+            directories: directories, sections: settings.plugins.sections, disabled: settings.plugins.disabled, core: core,
+            clock: ContinuousClock(), includeTestFixtures: includeTestFixtures, logger: Logger(label: "hearth.plugin"))
+        // `plan.registry.statusProvider` lists every plugin, refused ones included (`hearth plugins`).
+        var services: [any Service] = plan.services
         if check {
-            var problems = rejected.count
-            for p in loaded where !settings.plugins.disabled.contains(p.manifest.id) {
-                let section = settings.plugins.sections[p.manifest.id]
-                    ?? PluginConfiguration(file: settings.file, keyPath: "plugins.\(p.manifest.id)")
+            // Check each plugin's section as it would be checked before starting.
+            var problems = 0
+            for service in plan.services {
                 do {
-                    try p.plugin.validate(configuration: section)
+                    var plugin = service.loaded.plugin
+                    if plugin is IsolatedPlugin {
+                        // A .so is checked in this process too; a program checks its own at start.
+                        guard service.loaded.path.hasSuffix(".so") else { continue }
+                        plugin = try PluginLoader.load(service.loaded.path).plugin
+                    }
+                    try plugin.checkConfiguration(service.configuration)
                 } catch {
                     problems += 1
-                    logger.error("\((error as? HomeError)?.message ?? "\(error)")", metadata: ["plugin": "\(p.manifest.id)"])
+                    FileHandle.standardError.write(Data("hearthd: \((error as? HomeError)?.message ?? "\(error)")\n".utf8))
                 }
             }
-            logger.info("configuration and plugins checked", metadata: ["plugins": "\(loaded.count)", "problems": "\(problems)"])
+            let statuses = plan.registry.statuses()
+            for s in statuses where s.isFailed {
+                problems += 1
+                FileHandle.standardError.write(Data("hearthd: \(s.lastError ?? s.path)\n".utf8))
+            }
+            logger.info("configuration and plugins checked", metadata: ["plugins": "\(statuses.count)", "problems": "\(problems)"])
             if problems > 0 { throw ExitCode(78) }
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
-        var plan: [DeviceID: Bool] = [:]
+        var restorePlan: [DeviceID: Bool] = [:]
         do {
-            plan = try database.restorePlan()
+            restorePlan = try database.restorePlan()
         } catch {
             logger.error("cannot read the restore-on-start settings; outputs are left as they start: \(error.message)")
         }
-        if !plan.isEmpty {
-            services.append(RestoreService(restorer: OutputRestorer(core: core, plan: plan, logger: Logger(label: "hearth.restore"))))
+        if !restorePlan.isEmpty {
+            services.append(
+                RestoreService(restorer: OutputRestorer(core: core, plan: restorePlan, logger: Logger(label: "hearth.restore"))))
         }
 
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        // Services stop in reverse start order; past this deadline the rest are cancelled (an
+        // isolated plugin's process gets 5 s after `stop`, then SIGKILL).
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
         do {
             try database.recordSeen(core.state.lastSeen)

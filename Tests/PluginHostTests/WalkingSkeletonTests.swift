@@ -58,7 +58,8 @@ enum BuildProducts {
     }
 
     @Test func loadAllKeepsGoodPluginsAndNamesTheRefusedOnes() throws {
-        let (loaded, rejected) = PluginLoader.loadAll(from: [BuildProducts.directory])
+        // The build folder holds the test fixtures too; a daemon's scan passes them by.
+        let (loaded, rejected) = PluginLoader.loadAll(from: [BuildProducts.directory], includeTestFixtures: true)
         #expect(loaded.contains { $0.manifest.id == "demo" })
         #expect(rejected.contains { $0.path.hasSuffix("libWrongABIPlugin.so") && $0.reason == .abiMismatch })
     }

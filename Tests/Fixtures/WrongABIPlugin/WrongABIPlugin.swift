@@ -12,3 +12,7 @@ public func hearthPluginCompilerTag() -> UnsafePointer<CChar> { HearthPluginABI.
 public func hearthPluginCreate() -> UnsafeMutableRawPointer {
     fatalError("the host must never create a plugin whose ABI version does not match")
 }
+
+// Marks this library as a test fixture: hearthd's folder scan passes it by (tests load it on purpose).
+@_cdecl("hearth_plugin_test_fixture")
+public func hearthPluginTestFixture() {}

@@ -28,10 +28,20 @@ public struct PluginManifest: Hashable, Sendable, Codable {
 public protocol DriverPlugin: AnyObject, Sendable {
     var manifest: PluginManifest { get }
 
-    /// Checks the plugin's section of `hearth.yaml` before the plugin starts.
+    /// The plugin's configuration schema: the `Decodable` type its section of `hearth.yaml`
+    /// decodes into, or nil when it takes no configuration.
+    ///
+    /// The host decodes the section into this type before it calls ``validate(configuration:)``
+    /// and refuses to start the plugin when that fails, naming the file, line and key path
+    /// (`hearth.yaml:14: plugins.gpio.lines[2].pin: expected an integer`). The default is nil.
+    var configurationType: (any Decodable.Type)? { get }
+
+    /// Checks the plugin's section of `hearth.yaml` before the plugin starts, beyond what
+    /// decoding ``configurationType`` already checks (ranges, cross-field rules).
     ///
     /// Decode your `Codable` configuration with ``PluginConfiguration/decode(_:)``: its errors
-    /// name the key path and line. The default accepts anything.
+    /// name the key path and line; report other problems with
+    /// ``PluginConfiguration/problem(at:_:)``. The default accepts anything.
     func validate(configuration: PluginConfiguration) throws
 
     /// Runs until cancelled: publish devices, then report their state as it changes.
@@ -53,7 +63,22 @@ public protocol DriverPlugin: AnyObject, Sendable {
 }
 
 extension DriverPlugin {
+    public var configurationType: (any Decodable.Type)? { nil }
+
     public func validate(configuration: PluginConfiguration) throws {}
+
+    /// What the host runs before starting the plugin: decodes the section into
+    /// ``configurationType`` (when there is one), then calls ``validate(configuration:)``.
+    ///
+    /// - Throws: ``HomeError`` `invalidArgument` naming the file, line and key path, or whatever
+    ///   ``validate(configuration:)`` throws.
+    public func checkConfiguration(_ configuration: PluginConfiguration) throws {
+        if let type = configurationType {
+            func decode<T: Decodable>(_ type: T.Type) throws(HomeError) { _ = try configuration.decode(type) }
+            try decode(type)
+        }
+        try validate(configuration: configuration)
+    }
 
     public func write(_ write: DriverWrite, context: any DriverContext) async throws {
         throw HomeError.unsupportedOperation(

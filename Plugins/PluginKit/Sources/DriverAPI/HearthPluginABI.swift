@@ -16,7 +16,9 @@
 /// before it calls `hearth_plugin_create`.
 public enum HearthPluginABI {
     /// The ABI version. Bump it on any change to DriverAPI or HomeModel that changes layout.
-    @inlinable public static var version: UInt32 { 1 }
+    ///
+    /// 2: `DriverPlugin.configurationType` (the plugin's configuration schema).
+    @inlinable public static var version: UInt32 { 2 }
 
     /// The Swift compiler the plugin was built with; Swift has no stable ABI between compiler
     /// releases for non-resilient libraries, so plugins must match the host's compiler.

@@ -4,14 +4,22 @@ import Synchronization
 
 /// An in-memory host for testing a plugin without the daemon.
 ///
-/// Feed it configuration, start the plugin, await what it publishes, send it commands:
+/// Feed it configuration, start the plugin, await what it publishes, send it commands and
+/// advance its clock (give the plugin ``clock`` where it would take a `ContinuousClock`):
 ///
 /// ```swift
 /// let host = TestHost(configuration: ["lines": [...]])
-/// let run = host.start(MyPlugin(clock: clock))
-/// let device = try await host.waitForDevice("door")
+/// let run = try host.start(MyPlugin(clock: host.clock))
+/// let device = await host.waitForDevice("door")
 /// try await host.command("relay", trait: OnOffTrait.identifier, command: OnOffTrait.Command.on)
+/// await host.clock.waitForSleepers()
+/// host.clock.advance(by: .seconds(5))
+/// await host.waitForValue("relay", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, equals: true)
+/// run.cancel()
 /// ```
+///
+/// Everything the plugin does is recorded and also published as an `AsyncStream` of
+/// ``Happening`` (``happenings()``), so tests await instead of sleeping.
 public final class TestHost: DriverContext, Sendable {
     /// Something the plugin did.
     public enum Happening: Hashable, Sendable {
@@ -35,12 +43,24 @@ public final class TestHost: DriverContext, Sendable {
 
     public let pluginID: String
     public let configuration: PluginConfiguration
+    /// A clock for the plugin under test: it moves only when the test advances it.
+    public let clock: ManualClock
     let state = Mutex(State())
     let plugin = Mutex<(any DriverPlugin)?>(nil)
 
-    public init(pluginID: String = "test", configuration: Value = .object([:])) {
+    /// A host that gives the plugin `configuration` as its section of `test.yaml`.
+    public init(pluginID: String = "test", configuration: Value = .object([:]), clock: ManualClock = ManualClock()) {
         self.pluginID = pluginID
         self.configuration = PluginConfiguration(value: configuration, file: "test.yaml", keyPath: "plugins.\(pluginID)")
+        self.clock = clock
+    }
+
+    /// A host that gives the plugin a configuration with file, key path and line numbers, as
+    /// `hearthd` would after reading `hearth.yaml`.
+    public init(pluginID: String = "test", configuration: PluginConfiguration, clock: ManualClock = ManualClock()) {
+        self.pluginID = pluginID
+        self.configuration = configuration
+        self.clock = clock
     }
 
     // MARK: DriverContext
@@ -87,9 +107,17 @@ public final class TestHost: DriverContext, Sendable {
 
     // MARK: Driving the plugin
 
+    /// Checks the configuration as the daemon would before starting the plugin: decodes it into
+    /// the plugin's ``DriverPlugin/configurationType``, then calls its `validate`.
+    ///
+    /// - Throws: what the daemon would log, e.g. `HomeError.invalidArgument("test.yaml: plugins.test.pin: expected an integer…")`.
+    public func checkConfiguration(of plugin: any DriverPlugin) throws {
+        try plugin.checkConfiguration(configuration)
+    }
+
     /// Validates the configuration and runs the plugin in a task; cancel the task to stop it.
     public func start(_ plugin: any DriverPlugin) throws -> Task<Void, any Error> {
-        try plugin.validate(configuration: configuration)
+        try checkConfiguration(of: plugin)
         self.plugin.withLock { $0 = plugin }
         return Task { try await plugin.run(context: self) }
     }
@@ -105,6 +133,19 @@ public final class TestHost: DriverContext, Sendable {
         } ?? 0
         return try await plugin.handle(
             DriverCommand(localID: localID, deviceType: type, trait: trait, command: command, arguments: arguments, origin: "test"),
+            context: self)
+    }
+
+    /// Writes an attribute of the running plugin's device, as the core would.
+    public func write(
+        _ localID: String, deviceType: DeviceTypeID? = nil, trait: TraitID, attribute: AttributeID, value: Value
+    ) async throws {
+        guard let plugin = plugin.withLock({ $0 }) else { throw HomeError.notFound("no plugin started") }
+        let type = deviceType ?? state.withLock { s in
+            s.devices[localID]?.types.first { $0.traits[trait] != nil }?.id
+        } ?? 0
+        try await plugin.write(
+            DriverWrite(localID: localID, deviceType: type, trait: trait, attribute: attribute, value: value, origin: "test"),
             context: self)
     }
 
@@ -145,6 +186,17 @@ public final class TestHost: DriverContext, Sendable {
     public func waitForDevice(_ localID: String) async -> DeviceDescription {
         await wait { $0.devices[localID] != nil }
         return devices[localID]!
+    }
+
+    /// Waits until the attribute has `value` (reported, or published as an initial value).
+    public func waitForValue(_ localID: String, _ trait: TraitID, _ attribute: AttributeID, equals value: Value) async {
+        await wait { $0.value(localID, trait, attribute) == value }
+    }
+
+    /// Waits for the next happening that matches, and returns it.
+    public func next(where matches: @Sendable (Happening) -> Bool) async -> Happening? {
+        for await h in happenings() where matches(h) { return h }
+        return nil
     }
 
     func record(_ happening: Happening, _ mutate: (inout State) -> Void) {

@@ -1,0 +1,153 @@
+public import HomeModel
+import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How to start an isolated plugin's process.
+public struct ChildLaunch: Hashable, Sendable {
+    /// The program: `hearthd` itself for a `.so` plugin, or a plugin's own executable.
+    public var executable: String
+    /// Arguments after the program name.
+    public var arguments: [String]
+    /// Variables added to (or replacing) the host's environment.
+    public var environment: [String: String]
+
+    /// The descriptor number the child finds its end of the socket on.
+    public static let childFD: Int32 = 3
+
+    public init(executable: String, arguments: [String], environment: [String: String] = [:]) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+    }
+
+    /// `hearthd plugin-host --plugin PATH --fd 3`: the daemon in its plugin-host role, loading a `.so`.
+    public static func pluginHost(hearthd: String, plugin: String, environment: [String: String] = [:]) -> ChildLaunch {
+        ChildLaunch(
+            executable: hearthd, arguments: ["plugin-host", "--plugin", plugin, "--fd", "\(childFD)"], environment: environment)
+    }
+
+    /// A plugin that is its own program (any language): run with `--fd 3` and `HEARTH_PLUGIN_FD=3`.
+    public static func program(_ path: String, environment: [String: String] = [:]) -> ChildLaunch {
+        ChildLaunch(executable: path, arguments: ["--fd", "\(childFD)"], environment: environment)
+    }
+
+    /// This process's own executable (`/proc/self/exe`), the `hearthd` to start children with.
+    public static var currentExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+}
+
+/// How a child process ended.
+public enum ChildExit: Hashable, Sendable, CustomStringConvertible {
+    case exited(Int32)
+    case signalled(Int32)
+
+    public var description: String {
+        switch self {
+        case .exited(let code): return "exited with status \(code)"
+        case .signalled(let signal):
+            let text = strsignal(signal).map { String(cString: $0) } ?? "unknown"
+            return "crashed with signal \(signal) (\(Self.names[signal].map { "\($0), " } ?? "")\(text))"
+        }
+    }
+
+    static let names: [Int32: String] = [
+        SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT",
+        SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM",
+    ]
+}
+
+/// A running child process connected to the host by a socket pair.
+///
+/// `@unchecked Sendable` is not needed: every stored property is an immutable value.
+public struct ChildProcess: Sendable {
+    public let pid: Int32
+    public let channel: FrameChannel
+
+    /// Starts the child with its end of a fresh socket pair on ``ChildLaunch/childFD``, in its own
+    /// process group (a Ctrl-C on the terminal reaches the host, which stops children in order),
+    /// with default signal handling and nothing else of the host's open files.
+    ///
+    /// - Throws: ``HomeError`` `internal` when the socket pair or the process cannot be made.
+    public static func spawn(_ launch: ChildLaunch) throws(HomeError) -> ChildProcess {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw .internal("cannot create a socket pair: \(String(cString: strerror(errno)))")
+        }
+        let hostFD = fds[0]
+        // Above the target number, so dup2 always makes a fresh, inheritable copy.
+        let childEnd = fcntl(fds[1], F_DUPFD_CLOEXEC, 10)
+        _ = Glibc.close(fds[1])
+        defer { _ = Glibc.close(childEnd) }
+        guard childEnd >= 0 else {
+            _ = Glibc.close(hostFD)
+            throw .internal("cannot duplicate the child's socket: \(String(cString: strerror(errno)))")
+        }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // Everything else the host opens is close-on-exec (Swift, Foundation and our own sockets
+        // open that way), so the child gets stdin/stdout/stderr and this socket only.
+        posix_spawn_file_actions_adddup2(&actions, childEnd, ChildLaunch.childFD)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t()
+        sigfillset(&all)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in launch.environment { environment[k] = v }
+        environment["HEARTH_PLUGIN_FD"] = "\(ChildLaunch.childFD)"
+        let argv: [UnsafeMutablePointer<CChar>?] = ([launch.executable] + launch.arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, launch.executable, &actions, &attributes, argv, envp)
+        guard rc == 0 else {
+            _ = Glibc.close(hostFD)
+            throw .internal("cannot start \(launch.executable): \(String(cString: strerror(rc)))")
+        }
+        return ChildProcess(pid: pid, channel: FrameChannel(fd: hostFD))
+    }
+
+    /// Waits for the child to end, blocking the calling thread: the host calls it on the
+    /// channel's reader thread once the child has closed its end.
+    ///
+    /// A child that closes its socket but goes on running gets `grace` to exit, then `SIGKILL`.
+    public func reap(grace: Duration = .seconds(5)) -> ChildExit {
+        var status: Int32 = 0
+        let deadline = ContinuousClock.now.advanced(by: grace)
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if r < 0 && errno != EINTR { return .exited(-1) }
+            if ContinuousClock.now >= deadline {
+                _ = Glibc.kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                break
+            }
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+            nanosleep(&pause, nil)
+        }
+        let signal = status & 0x7F
+        if signal == 0 { return .exited((status >> 8) & 0xFF) }
+        return .signalled(signal)
+    }
+
+    /// Sends `SIGKILL` (used when a child ignores `stop` past the shutdown deadline).
+    public func kill() { _ = Glibc.kill(pid, SIGKILL) }
+}

@@ -1,0 +1,292 @@
+public import DriverAPI
+public import HomeModel
+import Foundation
+import Synchronization
+
+/// Why a plugin run ended in a way the supervisor must treat specially.
+public struct PluginRunError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Kind: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The plugin refused its configuration: restarting cannot help.
+        public static let invalidConfiguration = Kind(rawValue: "invalidConfiguration")
+        /// The child is not the plugin configured, or speaks another protocol version: restarting cannot help.
+        public static let incompatible = Kind(rawValue: "incompatible")
+        /// The child process ended (crashed, or exited) while it should have run.
+        public static let processEnded = Kind(rawValue: "processEnded")
+        /// The child sent something that is not the protocol.
+        public static let protocolViolation = Kind(rawValue: "protocolViolation")
+        /// The plugin's `run` threw inside the child.
+        public static let failed = Kind(rawValue: "failed")
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// Whether restarting the plugin could help.
+    public var isPermanent: Bool { kind == .invalidConfiguration || kind == .incompatible }
+    public var description: String { message }
+}
+
+/// Set once, from the reader thread, when the child has been reaped; awaited without regard to
+/// cancellation (a stopping host must still reap its child).
+final class ExitSignal: Sendable {
+    let state = Mutex<(how: String?, waiters: [CheckedContinuation<String, Never>])>((nil, []))
+
+    func signal(_ how: String) {
+        let waiters = state.withLock { s in
+            s.how = how
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w.resume(returning: how) }
+    }
+
+    func wait() async -> String {
+        await withCheckedContinuation { (c: CheckedContinuation<String, Never>) in
+            let how = state.withLock { s -> String? in
+                if s.how == nil { s.waiters.append(c) }
+                return s.how
+            }
+            if let how { c.resume(returning: how) }
+        }
+    }
+}
+
+/// A plugin that runs in its own process: the host side of isolated mode.
+///
+/// Each ``run(context:)`` starts a child (`hearthd plugin-host --plugin PATH`, or a plugin's
+/// own program), sends it the configuration, and applies what the child reports to `context`
+/// until the child ends; commands and writes are forwarded and their results awaited. A child
+/// that crashes ends the run with ``PluginRunError`` `processEnded`, so the ``PluginService``
+/// supervising this plugin restarts it with the same backoff as an in-process plugin. The
+/// wire format is `docs/plugin-protocol.md`.
+public final class IsolatedPlugin: DriverPlugin {
+    /// What the host knows before the child says hello (from the loaded `.so`, or from the configuration).
+    public let manifest: PluginManifest
+    public let launch: ChildLaunch
+    /// How long a child may take to stop after `stop` before it is killed.
+    public let stopGrace: Duration
+
+    struct Running {
+        let process: ChildProcess
+        var pending: [Int64: CheckedContinuation<Value, any Error>] = [:]
+        var stopping = false
+    }
+
+    struct State {
+        var running: Running?
+        var nextRequest: Int64 = 0
+        var helloManifest: PluginManifest?
+        var pid: Int32?
+    }
+
+    let state = Mutex(State())
+    let observers = Mutex<[@Sendable () -> Void]>([])
+
+    /// The clock ``stopGrace`` is measured on.
+    let clock: any Clock<Duration>
+
+    public init(
+        manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5), clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.manifest = manifest
+        self.launch = launch
+        self.stopGrace = stopGrace
+        self.clock = clock
+    }
+
+    /// Calls `observer` whenever a child starts, says hello or ends (the supervisor refreshes
+    /// the plugin's status then).
+    public func onChange(_ observer: @escaping @Sendable () -> Void) { observers.withLock { $0.append(observer) } }
+
+    func changed() { for o in observers.withLock({ $0 }) { o() } }
+
+    /// The manifest the child announced in its last `hello` (nil before the first).
+    public var announcedManifest: PluginManifest? { state.withLock { $0.helloManifest } }
+    /// The child's process ID while one runs.
+    public var processID: Int32? { state.withLock { $0.running?.process.pid } }
+
+    public func run(context: any DriverContext) async throws {
+        let process = try ChildProcess.spawn(launch)
+        defer { process.channel.close() }
+        state.withLock { $0.running = Running(process: process) }
+        changed()
+        let exit = ExitSignal()
+        let incoming = process.channel.incoming(afterEnd: { [grace = stopGrace] in
+            let how = process.reap(grace: grace).description
+            exit.signal(how)
+            return how
+        })
+        var failure: PluginRunError?
+        do {
+            try process.channel.send(
+                [
+                    "type": "start", "protocol": .int(PluginWire.version), "pluginID": .string(context.pluginID),
+                    "configuration": PluginWire.encode(context.configuration),
+                ])
+        } catch {
+            failure = PluginRunError(.processEnded, "the plugin process closed its connection before it started")
+        }
+        await withTaskCancellationHandler {
+            for await item in incoming {
+                switch item {
+                case .closed:
+                    break
+                case .malformed(let why):
+                    failure = failure ?? PluginRunError(.protocolViolation, "the plugin process broke the protocol: \(why)")
+                    process.kill()
+                case .message(let message):
+                    do throws(PluginRunError) {
+                        try apply(message, context: context, process: process)
+                    } catch {
+                        failure = failure ?? error
+                        if error.kind != .failed && error.kind != .invalidConfiguration { process.kill() }
+                    }
+                }
+            }
+        } onCancel: {
+            self.stop(process)
+        }
+        // Cancelled, the loop above ends at once; the process is still reaped before returning:
+        // it ends on `stop`, or is killed when the grace period is over.
+        let watchdog: Task<Void, Never>? =
+            Task.isCancelled
+            ? Task.detached { [clock, stopGrace] in
+                do { try await clock.sleep(for: stopGrace) } catch { return }
+                process.kill()
+            } : nil
+        let how = await exit.wait()
+        watchdog?.cancel()
+        let (pending, wasStopping) = state.withLock { s -> ([CheckedContinuation<Value, any Error>], Bool) in
+            let p = s.running.map { Array($0.pending.values) } ?? []
+            let stopping = s.running?.stopping ?? false
+            s.running = nil
+            return (p, stopping)
+        }
+        changed()
+        for c in pending { c.resume(throwing: HomeError.driverError("plugin \(manifest.id): its process \(how) before answering")) }
+        if let failure { throw failure }
+        if wasStopping || Task.isCancelled { return }
+        throw PluginRunError(.processEnded, "the plugin process \(how)")
+    }
+
+    /// Asks the child to stop (``run(context:)`` kills it if it has not ended after ``stopGrace``).
+    func stop(_ process: ChildProcess) {
+        state.withLock { $0.running?.stopping = true }
+        try? process.channel.send(["type": "stop"])
+    }
+
+    func apply(_ message: Value, context: any DriverContext, process: ChildProcess) throws(PluginRunError) {
+        do {
+            try applyMessage(message, context: context)
+        } catch let error as PluginRunError {
+            throw error
+        } catch let error as PluginWire.FormatError {
+            throw PluginRunError(.protocolViolation, "the plugin process sent a malformed message: \(error.message)")
+        } catch {
+            throw PluginRunError(.protocolViolation, "the plugin process sent a malformed message: \(error)")
+        }
+    }
+
+    func applyMessage(_ message: Value, context: any DriverContext) throws {
+        guard let o = message.objectValue, let type = o["type"]?.stringValue else {
+            throw PluginWire.FormatError("a message must be an object with a \"type\"")
+        }
+        switch type {
+        case "hello":
+            let proto = o["protocol"]?.intValue ?? -1
+            guard proto == PluginWire.version else {
+                throw PluginRunError(
+                    .incompatible, "the plugin process speaks protocol \(proto), but this hearthd speaks \(PluginWire.version)")
+            }
+            let m = try PluginWire.manifest(o["manifest"])
+            guard m.id == manifest.id else {
+                throw PluginRunError(
+                    .incompatible, "the plugin process says it is '\(m.id)', but it was started as '\(manifest.id)'")
+            }
+            state.withLock { $0.helloManifest = m }
+            changed()
+        case "publish": context.publish(try PluginWire.device(o["device"]))
+        case "remove": context.remove(device: try PluginWire.string(o, "localID", in: "remove"))
+        case "report":
+            guard let list = o["reports"]?.listValue else { throw PluginWire.FormatError("report.reports: expected a list") }
+            var reports: [AttributeReport] = []
+            for r in list { reports.append(try PluginWire.report(r)) }
+            context.report(reports)
+        case "emit": context.emit(try PluginWire.event(o["event"]))
+        case "connectivity":
+            let name = try PluginWire.string(o, "state", in: "connectivity")
+            guard let s = ConnectivityState(rawValue: name) else {
+                throw PluginWire.FormatError("connectivity.state: '\(name)' is not one of \(ConnectivityState.allCases.map(\.rawValue))")
+            }
+            context.setConnectivity(s, device: try PluginWire.optionalString(o, "localID", in: "connectivity"))
+        case "log":
+            let level = LogLevel(rawValue: try PluginWire.optionalString(o, "level", in: "log") ?? "info") ?? .info
+            context.log(
+                level, try PluginWire.string(o, "message", in: "log"), device: try PluginWire.optionalString(o, "localID", in: "log"))
+        case "result":
+            guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("result.id: expected an integer") }
+            let c = state.withLock { $0.running?.pending.removeValue(forKey: id) }
+            switch PluginWire.outcome(o) {
+            case .success(let v): c?.resume(returning: v)
+            case .failure(let e): c?.resume(throwing: e)
+            }
+        case "invalidConfiguration":
+            throw PluginRunError(.invalidConfiguration, try PluginWire.string(o, "message", in: "invalidConfiguration"))
+        case "failed":
+            throw PluginRunError(.failed, try PluginWire.optionalString(o, "message", in: "failed") ?? "the plugin failed")
+        case "stopped":
+            state.withLock { $0.running?.stopping = true }
+        default:
+            // Unknown messages are ignored, so a newer plugin can send more than this host knows.
+            context.log(.debug, "ignored a '\(type)' message this host does not know", device: nil)
+        }
+    }
+
+    public func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {
+        try await request { id in PluginWire.encode(command, id: id) }
+    }
+
+    public func write(_ write: DriverWrite, context: any DriverContext) async throws {
+        _ = try await request { id in PluginWire.encode(write, id: id) }
+    }
+
+    func request(_ make: (Int64) -> Value) async throws -> Value {
+        let (id, process): (Int64, ChildProcess?) = state.withLock { s in
+            s.nextRequest += 1
+            return (s.nextRequest, s.running?.process)
+        }
+        guard let process else {
+            throw HomeError.deviceOffline("plugin \(manifest.id) is not running (its process is restarting or stopped)")
+        }
+        let message = make(id)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Value, any Error>) in
+                let registered = state.withLock { s -> Bool in
+                    guard s.running?.process.pid == process.pid else { return false }
+                    s.running?.pending[id] = c
+                    return true
+                }
+                guard registered else {
+                    c.resume(throwing: HomeError.deviceOffline("plugin \(manifest.id) is not running"))
+                    return
+                }
+                do {
+                    try process.channel.send(message)
+                } catch {
+                    let again = state.withLock { $0.running?.pending.removeValue(forKey: id) }
+                    again?.resume(throwing: HomeError.deviceOffline("plugin \(manifest.id): its process is gone"))
+                }
+            }
+        } onCancel: {
+            let c = state.withLock { $0.running?.pending.removeValue(forKey: id) }
+            c?.resume(throwing: CancellationError())
+        }
+    }
+}

@@ -1,0 +1,154 @@
+public import DriverAPI
+public import HomeCore
+public import HomeModel
+public import Logging
+import Foundation
+
+/// The host's own keys inside a plugin's section of `hearth.yaml`; the plugin never sees them.
+///
+/// ```yaml
+/// plugins:
+///   gpio:
+///     isolated: true              # run the .so in its own process
+///   weather:
+///     executable: plugins/weather.py   # a plugin written in another language (always isolated)
+/// ```
+public struct PluginHostOptions: Hashable, Sendable {
+    public var isolated = false
+    /// The program of a plugin that is not a `.so` (relative paths: relative to the config file).
+    public var executable: String?
+
+    public static let keys: Set<String> = ["isolated", "executable"]
+
+    public init(isolated: Bool = false, executable: String? = nil) {
+        self.isolated = isolated
+        self.executable = executable
+    }
+
+    /// Takes the host's keys out of a section.
+    ///
+    /// - Throws: ``HomeError`` `invalidArgument` naming the file, line and key.
+    public static func split(_ section: PluginConfiguration) throws(HomeError) -> (PluginHostOptions, PluginConfiguration) {
+        var options = PluginHostOptions()
+        var object = section.value.objectValue ?? [:]
+        if let v = object.removeValue(forKey: "isolated") {
+            guard let b = v.boolValue else { throw .invalidArgument(section.problem(at: "isolated", "expected true or false")) }
+            options.isolated = b
+        }
+        if let v = object.removeValue(forKey: "executable") {
+            guard let s = v.stringValue, !s.isEmpty else {
+                throw .invalidArgument(section.problem(at: "executable", "expected the path of the plugin's program"))
+            }
+            let base = (section.file as NSString).deletingLastPathComponent
+            options.executable = s.hasPrefix("/") ? s : (base as NSString).appendingPathComponent(s)
+            options.isolated = true
+        }
+        let lines = section.lines.filter { key, _ in !keys.contains(where: { key == $0 || key.hasPrefix($0 + ".") || key.hasPrefix($0 + "[") }) }
+        return (options, PluginConfiguration(value: .object(object), file: section.file, keyPath: section.keyPath, lines: lines))
+    }
+}
+
+/// Turns the plugin directories and the configuration into one service per plugin, and a
+/// registry that lists them all with the files that were refused.
+public enum PluginSetup {
+    /// What to run.
+    public struct Plan<C: Clock>: Sendable where C.Duration == Duration {
+        /// In start order (the order the files were found, then programs by plugin ID).
+        public var services: [PluginService<C>]
+        public var registry: PluginRegistry
+    }
+
+    /// Loads the plugins of `directories` and plans their services.
+    ///
+    /// Each problem is logged once, naming the file or key, and the rest go on: a refused file,
+    /// a duplicate plugin ID, a bad host option in a section.
+    ///
+    /// - Parameters:
+    ///   - sections: each plugin's section of `hearth.yaml` by plugin ID.
+    ///   - disabled: plugin IDs switched off with `enabled: false`.
+    ///   - hearthd: the program started for isolated `.so` plugins (default: this process's own).
+    ///   - includeTestFixtures: load the test fixture plugins too (tests only).
+    public static func plan<C: Clock>(
+        directories: [String], sections: [String: PluginConfiguration], disabled: Set<String> = [], core: HomeCore,
+        policy: RestartPolicy = RestartPolicy(), clock: C, hearthd: String = ChildLaunch.currentExecutable,
+        childEnvironment: [String: String] = [:], includeTestFixtures: Bool = false, logger: Logger
+    ) -> Plan<C> where C.Duration == Duration {
+        let registry = PluginRegistry()
+        var services: [PluginService<C>] = []
+        let (loaded, rejected) = PluginLoader.loadAll(from: directories, includeTestFixtures: includeTestFixtures)
+        for r in rejected {
+            logger.error("plugin refused: \(r.message)", metadata: ["file": "\(r.path)", "reason": "\(r.reason.rawValue)"])
+            registry.add(refused: r)
+        }
+        func section(_ id: String) -> PluginConfiguration {
+            sections[id] ?? PluginConfiguration(file: sections.values.first?.file ?? "hearth.yaml", keyPath: "plugins.\(id)")
+        }
+        func add(_ plugin: LoadedPlugin, _ configuration: PluginConfiguration) {
+            let service = PluginService(plugin, core: core, configuration: configuration, policy: policy, clock: clock, logger: logger)
+            services.append(service)
+            registry.add(service)
+        }
+        var ids = Set<String>()
+        for p in loaded {
+            ids.insert(p.manifest.id)
+            let manifest = p.manifest
+            if disabled.contains(manifest.id) {
+                logger.info("plugin disabled in the configuration", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
+                registry.add(PluginStatus(id: manifest.id, name: manifest.name, version: manifest.version, path: p.path, state: .disabled))
+                continue
+            }
+            let options: PluginHostOptions
+            let configuration: PluginConfiguration
+            do throws(HomeError) {
+                (options, configuration) = try PluginHostOptions.split(section(manifest.id))
+            } catch {
+                logger.error("plugin not started: \(error.message)", metadata: ["plugin": "\(manifest.id)"])
+                registry.add(
+                    PluginStatus(
+                        id: manifest.id, name: manifest.name, version: manifest.version, path: p.path, state: .invalidConfiguration,
+                        lastError: error.message))
+                continue
+            }
+            if let program = options.executable {
+                let message = section(manifest.id).problem(
+                    at: "executable", "plugin '\(manifest.id)' is already loaded from \(p.path); remove 'executable' or the file")
+                logger.error("plugin program refused: \(message)", metadata: ["plugin": "\(manifest.id)"])
+                registry.add(PluginStatus(id: manifest.id, name: manifest.id, version: "", path: program, state: .refused, lastError: message))
+            }
+            if options.isolated {
+                let absolute = URL(fileURLWithPath: p.path).standardizedFileURL.path
+                let launch = ChildLaunch.pluginHost(hearthd: hearthd, plugin: absolute, environment: childEnvironment)
+                logger.info("plugin loaded; it runs in its own process", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
+                add(LoadedPlugin(path: p.path, manifest: manifest, plugin: IsolatedPlugin(manifest: manifest, launch: launch)), configuration)
+            } else {
+                logger.info("plugin loaded", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
+                add(p, configuration)
+            }
+        }
+        // Plugins that are programs of their own (any language), named by their section.
+        for id in sections.keys.sorted() where !ids.contains(id) {
+            guard let options = try? PluginHostOptions.split(sections[id]!) else { continue }
+            guard let program = options.0.executable else {
+                logger.warning(
+                    "the configuration has a section for plugin '\(id)', but no such plugin was found",
+                    metadata: ["directories": "\(directories.joined(separator: ":"))"])
+                continue
+            }
+            if disabled.contains(id) {
+                registry.add(PluginStatus(id: id, name: id, version: "", path: program, state: .disabled, isolated: true))
+                continue
+            }
+            guard FileManager.default.isExecutableFile(atPath: program) else {
+                let message = sections[id]!.problem(at: "executable", "\(program) is missing or not executable")
+                logger.error("plugin refused: \(message)", metadata: ["plugin": "\(id)"])
+                registry.add(PluginStatus(id: id, name: id, version: "", path: program, state: .refused, lastError: message, isolated: true))
+                continue
+            }
+            let manifest = PluginManifest(id: id, name: id, version: "")
+            let launch = ChildLaunch.program(program, environment: childEnvironment)
+            logger.info("plugin program found; it runs in its own process", metadata: ["plugin": "\(id)", "file": "\(program)"])
+            add(LoadedPlugin(path: program, manifest: manifest, plugin: IsolatedPlugin(manifest: manifest, launch: launch)), options.1)
+        }
+        return Plan(services: services, registry: registry)
+    }
+}

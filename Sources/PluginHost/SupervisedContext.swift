@@ -1,0 +1,71 @@
+import DriverAPI
+import HomeModel
+import Synchronization
+
+/// The context a supervised plugin reports through: the core's, plus the host's part of
+/// availability.
+///
+/// When the plugin goes down the host marks all its devices offline (``markDown()``). The core
+/// brings back only the trait a report names, so here a device's first report or event after
+/// that brings the whole device online again: the plugin is back and talking about it. A
+/// device the plugin sets offline itself stays as the plugin says.
+final class SupervisedContext: DriverContext {
+    let inner: any DriverContext
+    /// Devices the plugin published, and those the host marked offline since.
+    let devices = Mutex<(known: Set<String>, down: Set<String>)>(([], []))
+
+    init(_ inner: any DriverContext) { self.inner = inner }
+
+    var pluginID: String { inner.pluginID }
+    var configuration: PluginConfiguration { inner.configuration }
+
+    /// Marks every device of the plugin offline until it reports again.
+    func markDown() {
+        devices.withLock { $0.down = $0.known }
+        inner.setConnectivity(.offline, device: nil)
+    }
+
+    func publish(_ device: DeviceDescription) {
+        devices.withLock {
+            $0.known.insert(device.localID)
+            $0.down.remove(device.localID)  // A published description is online.
+        }
+        inner.publish(device)
+    }
+
+    func remove(device localID: String) {
+        devices.withLock {
+            $0.known.remove(localID)
+            $0.down.remove(localID)
+        }
+        inner.remove(device: localID)
+    }
+
+    func report(_ reports: [AttributeReport]) {
+        inner.report(reports)
+        revive(Set(reports.map(\.localID)))
+    }
+
+    func emit(_ event: EventReport) {
+        inner.emit(event)
+        revive([event.localID])
+    }
+
+    func setConnectivity(_ state: ConnectivityState, device localID: String?) {
+        devices.withLock { d in
+            if let localID { d.down.remove(localID) } else { d.down = [] }
+        }
+        inner.setConnectivity(state, device: localID)
+    }
+
+    func log(_ level: LogLevel, _ message: String, device localID: String?) { inner.log(level, message, device: localID) }
+
+    func revive(_ ids: Set<String>) {
+        let back = devices.withLock { d -> Set<String> in
+            let back = d.down.intersection(ids)
+            d.down.subtract(back)
+            return back
+        }
+        for id in back.sorted() { inner.setConnectivity(.online, device: id) }
+    }
+}
