@@ -9,6 +9,7 @@ let settings: [SwiftSetting] = [
 
 let pluginKit = Target.Dependency.product(name: "PluginKit", package: "PluginKit")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 
 let package = Package(
     name: "Hearth",
@@ -27,6 +28,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         .target(
@@ -35,6 +40,34 @@ let package = Package(
                 pluginKit, logging,
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: settings),
+        // Users, password hashes, tokens, app consent requests and grants in SQLite.
+        .target(
+            name: "HomeStorage",
+            dependencies: [
+                "HomeCore", pluginKit, grdb,
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: settings),
+        // The API's wire types, shared by the server and the client.
+        .target(name: "HearthAPI", dependencies: [pluginKit], swiftSettings: settings),
+        // HTTP + WebSocket API under /api/v1.
+        .target(
+            name: "HearthServer",
+            dependencies: [
+                "HomeCore", "HomeStorage", "HearthAPI", "PluginHost", pluginKit, logging,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ],
+            swiftSettings: settings),
+        // The `Home` API over the network.
+        .target(
+            name: "HearthClient",
+            dependencies: [
+                pluginKit, "HearthAPI", logging,
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),
         .target(
@@ -47,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "PluginHost", pluginKit, logging,
+                "HomeCore", "PluginHost", "HomeStorage", "HearthServer", pluginKit, logging, grdb,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -58,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit,
+                pluginKit, "HearthClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings,
@@ -77,6 +110,17 @@ let package = Package(
         .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),
         .testTarget(
             name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],
+            swiftSettings: settings),
+        .testTarget(
+            name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeCore", pluginKit, grdb],
+            swiftSettings: settings),
+        .testTarget(
+            name: "HearthServerTests",
+            dependencies: [
+                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, grdb, logging,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -51,6 +51,7 @@ struct Hearthd: AsyncParsableCommand {
         }
         let pluginLogger = Logger(label: "hearth.plugin")
         var services: [any Service] = []
+        var statuses: [@Sendable () -> PluginStatus] = []
         for p in loaded {
             if settings.plugins.disabled.contains(p.manifest.id) {
                 logger.info("plugin disabled in the configuration", metadata: ["plugin": "\(p.manifest.id)"])
@@ -59,7 +60,9 @@ struct Hearthd: AsyncParsableCommand {
             logger.info("plugin loaded", metadata: ["plugin": "\(p.manifest.id)", "file": "\(p.path)"])
             let section = settings.plugins.sections[p.manifest.id]
                 ?? PluginConfiguration(file: settings.file, keyPath: "plugins.\(p.manifest.id)")
-            services.append(PluginService(p, core: core, configuration: section, clock: ContinuousClock(), logger: pluginLogger))
+            let service = PluginService(p, core: core, configuration: section, clock: ContinuousClock(), logger: pluginLogger)
+            statuses.append { service.currentStatus }
+            services.append(service)
         }
         for id in settings.plugins.sections.keys.sorted() where !loaded.contains(where: { $0.manifest.id == id }) {
             logger.warning(
@@ -71,6 +74,11 @@ struct Hearthd: AsyncParsableCommand {
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
+        if let server = settings.server {
+            let pluginStatuses = statuses
+            services.append(
+                try APIServer.make(server, database: settings.database, core: core, pluginStatuses: { pluginStatuses.map { $0() } }, logger: logger))
+        }
 
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
