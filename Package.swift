@@ -58,6 +58,7 @@ let package = Package(
             name: "HearthServer",
             dependencies: [
                 "HomeCore", "HomeStorage", "HearthAPI", "PluginHost", pluginKit, logging,
+                .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ],

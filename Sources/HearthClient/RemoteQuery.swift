@@ -1,5 +1,5 @@
-public import Foundation
-public import HearthAPI
+import Foundation
+import HearthAPI
 public import HomeModel
 
 /// One change a remote `stream()` delivers.

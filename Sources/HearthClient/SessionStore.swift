@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What a client keeps between runs: where the daemon is and the bearer token.
 public struct HearthCredentials: Hashable, Sendable, Codable {
@@ -47,7 +47,7 @@ public struct FileSessionStore: SessionStore {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let data = try JSONEncoder().encode(credentials)
-        FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         try data.write(to: url)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import NIOWebSocket
 import HearthAPI
 import HomeModel
 import HummingbirdWSClient
@@ -18,7 +20,7 @@ enum WebSocketFeed {
         let (stop, stopContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let task = Task {
             var headers = HTTPFields()
-            if let token = connection.token, let name = HTTPField.Name("Authorization") { headers[name] = "Bearer \(token)" }
+            if let token = connection.token { headers[.authorization] = "Bearer \(token)" }
             var logger = Logger(label: "hearth.client.ws")
             logger.logLevel = .critical
             do {

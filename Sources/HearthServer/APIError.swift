@@ -1,5 +1,5 @@
-public import HomeModel
-public import Hummingbird
+import HomeModel
+import Hummingbird
 import HearthAPI
 import Foundation
 import Logging

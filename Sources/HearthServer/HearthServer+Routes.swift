@@ -1,8 +1,11 @@
 import Foundation
+import HashTreeCollections
 import HearthAPI
 import HomeCore
 import HomeModel
 import HomeStorage
+import Logging
+import PluginHost
 import Hummingbird
 import HummingbirdWebSocket
 
@@ -79,7 +82,7 @@ extension HearthServer {
                 let token = try access.completeSetup(code: body.code, password: body.password)
                 logger.notice("setup finished: the first admin has a password")
                 return APIResponse.json(Self.tokenResponse(token))
-            } catch let e where e.code == .unauthenticated {
+            } catch let e as HomeError where e.code == .unauthenticated {
                 setupLimiter.recordFailure("setup")
                 throw e
             }
@@ -92,7 +95,7 @@ extension HearthServer {
                 let token = try access.login(username: body.username, password: body.password)
                 loginLimiter.reset(keys[0])
                 return APIResponse.json(Self.tokenResponse(token))
-            } catch let e where e.code == .unauthenticated {
+            } catch let e as HomeError where e.code == .unauthenticated {
                 for k in keys { loginLimiter.recordFailure(k) }
                 logger.notice("failed login", metadata: ["user": "\(body.username)", "address": "\(context.remoteAddress)"])
                 throw e

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 import Synchronization
 
 /// Counts failed attempts (logins, setup codes) per key and refuses more than `limit` within

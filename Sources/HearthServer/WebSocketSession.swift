@@ -4,6 +4,7 @@ import HomeCore
 import HomeModel
 import HomeStorage
 import HummingbirdWebSocket
+import NIOWebSocket
 
 /// One client's WebSocket: several subscriptions, each with its own id, pings, and a close
 /// the moment the session's token is revoked.
@@ -129,15 +130,26 @@ actor WebSocketSession {
         switch m.query {
         case "devices", "discovered":
             let query = m.query == "devices" ? home.devices() : home.discoveredDevices()
-            body = stream
-                ? { await self.pumpStream(id, query.stream()) { WireDevice($0.snapshot, catalog: catalog) } }
-                : { await self.pumpBatched(id, query.batched()) { WireDevice($0.snapshot, catalog: catalog) } }
+            let wire: @Sendable (HomeDevice) -> WireDevice = { WireDevice($0.snapshot, catalog: catalog) }
+            if stream {
+                body = { await self.pumpStream(id, query.stream(), wire) }
+            } else {
+                body = { await self.pumpBatched(id, query.batched(), wire) }
+            }
         case "rooms":
-            body = stream ? { await self.pumpStream(id, home.rooms().stream()) { $0 } } : { await self.pumpBatched(id, home.rooms().batched()) { $0 } }
+            let wire: @Sendable (RoomSnapshot) -> RoomSnapshot = { $0 }
+            if stream {
+                body = { await self.pumpStream(id, home.rooms().stream(), wire) }
+            } else {
+                body = { await self.pumpBatched(id, home.rooms().batched(), wire) }
+            }
         case "structures":
-            body = stream
-                ? { await self.pumpStream(id, home.structures().stream()) { $0 } }
-                : { await self.pumpBatched(id, home.structures().batched()) { $0 } }
+            let wire: @Sendable (StructureSnapshot) -> StructureSnapshot = { $0 }
+            if stream {
+                body = { await self.pumpStream(id, home.structures().stream(), wire) }
+            } else {
+                body = { await self.pumpBatched(id, home.structures().batched(), wire) }
+            }
         case "device":
             guard let device = m.device else { throw .invalidArgument("a 'device' subscription needs 'device' (a device ID)") }
             _ = try home.currentDevice(id: device)
@@ -251,9 +263,9 @@ actor WebSocketSession {
         subscriptions.removeAll()
     }
 
-    static func error(_ id: String?, _ error: any Error) -> WSServerMessage {
+    static func error(_ id: String?, _ error: HomeError) -> WSServerMessage {
         var m = WSServerMessage(type: "error", id: id)
-        m.error = error as? HomeError ?? .internal("\(error)")
+        m.error = error
         return m
     }
 }

@@ -377,14 +377,16 @@ struct WatchCommand: AsyncParsableCommand {
             if m.type == "error" || m.type == "closing" || m.type == "end" {
                 throw CLIError(m.error?.description ?? m.reason ?? "the subscription ended")
             }
+            // Written unbuffered, so a pipe sees each update as it happens.
+            let line: String
             if options.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(m), as: UTF8.self))
+                line = String(decoding: try encoder.encode(m), as: UTF8.self)
             } else {
-                print(Self.describe(m))
+                line = Self.describe(m)
             }
-            fflush(stdout)
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
             seen += 1
             if let count, seen >= count { return }
         }

@@ -23,7 +23,7 @@ enum APIServer {
         let access = AccessStore(writer: pool)
         let codeFile = (settings.stateDirectory as NSString).appendingPathComponent("setup-code")
         if let code = try access.bootstrap() {
-            fm.createFile(atPath: codeFile, contents: Data((code + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            _ = fm.createFile(atPath: codeFile, contents: Data((code + "\n").utf8), attributes: [.posixPermissions: 0o600])
             logger.notice(
                 "first start: finish setup with 'hearth setup --url http://\(settings.host):\(settings.port) --code \(code)' (the code is also in \(codeFile); it works once)")
         } else if fm.fileExists(atPath: codeFile) {

@@ -2,6 +2,7 @@ import Foundation
 import HearthAPI
 import HearthClient
 import HomeModel
+import HomeStorage
 import Synchronization
 import Testing
 
@@ -62,7 +63,12 @@ import Testing
             var requests = pending.makeAsyncIterator()
             let request = try #require(await requests.next())
             #expect(try await cli.run(["grants", "deny", request.requestID]).status == 0)
-            await #expect(throws: HomeError.self) { _ = try await connected }
+            do {
+                _ = try await connected
+                Issue.record("a denied app must not connect")
+            } catch {
+                #expect((error as? HomeError)?.code == .permissionDenied)
+            }
         }
     }
 

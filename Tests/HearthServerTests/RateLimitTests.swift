@@ -2,6 +2,7 @@ import DriverTesting
 import Foundation
 import HearthServer
 import HomeModel
+import HomeStorage
 import Testing
 
 /// Failed logins and setup codes are rate-limited; time is a manual clock, never slept.

@@ -2,6 +2,7 @@ import DriverAPI
 import Foundation
 import HomeCore
 import HomeModel
+import HomeStorage
 import Testing
 
 /// Revoking a token closes its live WebSockets at once and refuses its next call.

@@ -1,6 +1,7 @@
 import Foundation
 import HomeCore
 import HomeModel
+import HomeStorage
 import Testing
 
 /// App grants scope what an app sees: scoped-out devices are invisible (lists, lookups,

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import NIOWebSocket
 import HomeModel
 import HummingbirdWSClient
 import Logging

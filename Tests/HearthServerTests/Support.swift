@@ -15,19 +15,24 @@ import FoundationNetworking
 
 /// A plugin's command side for tests: carries out On/Off and Door Lock commands by reporting
 /// the new state back through the real core, as a driver does.
-struct ReportingDriver: CommandHandler {
+final class ReportingDriver: CommandHandler {
     let core: HomeCore
     let context: any DriverContext
     /// Commands seen, for lenient-mode tests.
     let seen = Mutex<[DriverCommand]>([])
+
+    init(core: HomeCore, context: any DriverContext) {
+        self.core = core
+        self.context = context
+    }
 
     func handle(_ command: DriverCommand) async throws -> Value {
         seen.withLock { $0.append(command) }
         switch (command.trait, command.command) {
         case (OnOffTrait.identifier, OnOffTrait.Command.on), (OnOffTrait.identifier, OnOffTrait.Command.off),
             (OnOffTrait.identifier, OnOffTrait.Command.toggle):
-            let current = core.state.devices[DeviceID(plugin: "test", local: command.localID)]?
-                .type(command.deviceType)?.traits[OnOffTrait.identifier]?.attributes[OnOffTrait.Attribute.onOff]?.boolValue ?? false
+            let device = try? core.home(for: .system).currentDevice(id: DeviceID(plugin: "test", local: command.localID))
+            let current = device?.snapshot.type(command.deviceType)?.traits[OnOffTrait.identifier]?.attributes[OnOffTrait.Attribute.onOff]?.boolValue ?? false
             let next = command.command == OnOffTrait.Command.toggle ? !current : command.command == OnOffTrait.Command.on
             context.report([AttributeReport(localID: command.localID, trait: OnOffTrait.identifier, attribute: OnOffTrait.Attribute.onOff, value: .bool(next))])
             return .null

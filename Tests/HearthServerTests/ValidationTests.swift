@@ -2,6 +2,7 @@ import DriverAPI
 import Foundation
 import HomeCore
 import HomeModel
+import Synchronization
 import Testing
 
 /// `strictOperationValidation`: strict refuses what the catalogue says a device cannot do
