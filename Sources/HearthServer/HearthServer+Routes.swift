@@ -79,7 +79,7 @@ extension HearthServer {
             try setupLimiter.check("setup")
             let body = try await request.decodeStrict(SetupRequest.self, limit: limit)
             do {
-                let token = try access.completeSetup(code: body.code, password: body.password)
+                let token = try await offload { () throws(HomeError) in try access.completeSetup(code: body.code, password: body.password) }
                 logger.notice("setup finished: the first admin has a password")
                 return APIResponse.json(Self.tokenResponse(token))
             } catch let e as HomeError where e.code == .unauthenticated {
@@ -92,7 +92,7 @@ extension HearthServer {
             let keys = ["user:\(body.username)", "address:\(context.remoteAddress)"]
             for k in keys { try loginLimiter.check(k) }
             do {
-                let token = try access.login(username: body.username, password: body.password)
+                let token = try await offload { () throws(HomeError) in try access.login(username: body.username, password: body.password) }
                 loginLimiter.reset(keys[0])
                 return APIResponse.json(Self.tokenResponse(token))
             } catch let e as HomeError where e.code == .unauthenticated {
@@ -280,7 +280,7 @@ extension HearthServer {
             guard let role = Principal.Role(rawValue: body.role), role != .app else {
                 throw HomeError.invalidArgument("field 'role' must be 'admin' or 'member' (got '\(body.role)')")
             }
-            let user = try access.addUser(username: body.username, password: body.password, role: role)
+            let user = try await offload { () throws(HomeError) in try access.addUser(username: body.username, password: body.password, role: role) }
             logger.notice("user added", metadata: ["user": "\(user.username)", "role": "\(role.rawValue)", "by": "\(admin.principal.id)"])
             return APIResponse.json(
                 WireUser(username: user.username, role: user.role.rawValue, hasPassword: true, createdAt: user.createdAt), status: .created)
@@ -344,6 +344,21 @@ extension HearthServer {
             guard let session = context.requestContext.session else { return }
             try await WebSocketSession(server: self, session: session, outbound: outbound).run(inbound: inbound)
         }
+    }
+
+    /// Runs slow synchronous work (password hashing) on a dispatch thread, so it does not hold
+    /// one of the few cooperative threads every request needs.
+    func offload<T: Sendable>(_ work: @escaping @Sendable () throws(HomeError) -> T) async throws(HomeError) -> T {
+        let result: Result<T, HomeError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                do throws(HomeError) {
+                    continuation.resume(returning: .success(try work()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
     }
 
     func home(_ context: APIRequestContext) throws(HomeError) -> Home {

@@ -153,7 +153,12 @@ struct CLI {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        // Read on a dispatch thread: blocking a cooperative thread here would starve the
+        // server the child process is talking to.
+        let reader = out.fileHandleForReading
+        let data = await withCheckedContinuation { (c: CheckedContinuation<Data, Never>) in
+            DispatchQueue.global().async { c.resume(returning: reader.readDataToEndOfFile()) }
+        }
         var iterator = exited.stream.makeAsyncIterator()
         let status = await iterator.next() ?? -1
         return Result(status: status, output: String(decoding: data, as: UTF8.self))
