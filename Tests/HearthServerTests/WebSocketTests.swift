@@ -83,4 +83,38 @@ import Testing
             }
         }
     }
+
+    /// A client that does not read while thousands of changes happen is not followed by an
+    /// ever-growing queue: the server waits on the socket, the core's bounded buffer overflows
+    /// into a fresh snapshot, and the client catches up with far fewer messages than changes.
+    @Test func slowStreamClient_isResynced_insteadOfQueuedWithoutBound() async throws {
+        try await TestHome.with { home in
+            let member = try home.memberToken()
+            let system = home.core.home(for: .system)
+            let changes = 6_000
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"d","query":"devices","mode":"stream"}"#)
+                #expect(try await socket.next("snapshot") != nil)
+                // The client reads nothing while the lamp is renamed many times.
+                for i in 0..<changes { try system.edit(.renameDevice(TestHome.lamp, name: i % 2 == 0 ? "Lamp A" : "Lamp B")) }
+                try system.edit(.renameDevice(TestHome.lamp, name: "Final Lamp"))
+
+                var messages = 0
+                var resyncs = 0
+                var caughtUp = false
+                while !caughtUp, let m = try await socket.next() {
+                    messages += 1
+                    if m["type"] == "snapshot" {
+                        resyncs += 1
+                        caughtUp = m["devices"]?.listValue?.contains { $0["name"] == "Final Lamp" } == true
+                    } else if m["type"] == "updated" {
+                        caughtUp = m["device"]?["name"] == "Final Lamp"
+                    }
+                }
+                #expect(caughtUp)
+                #expect(resyncs >= 1, "the backlog overflowed into a fresh snapshot")
+                #expect(messages < changes / 2, "\(messages) messages for \(changes) changes")
+            }
+        }
+    }
 }
