@@ -97,6 +97,11 @@ let package = Package(
             ],
             swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        // Prints API figures (docs/BENCHMARKS.md); loopback only.
+        .executableTarget(
+            name: "hearth-api-bench",
+            dependencies: ["HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, grdb, logging],
+            swiftSettings: settings),
         // Regenerates Plugins/PluginKit/Sources/HomeModel/Generated from catalog/matter.json.
         .executableTarget(name: "hearth-catalog-gen", path: "Sources/hearth-catalog-gen", swiftSettings: settings),
 
