@@ -75,7 +75,11 @@ import Testing
     @Test func cli_listsDevicesAsATable_andAsJSON_andReportsErrors() async throws {
         try await TestHome.with { home in
             let cli = try CLI(home: home)
-            try cli.signIn(home: home, token: try home.memberToken())
+            _ = try home.memberToken()
+            let login = try await cli.run(
+                ["login", "--url", home.baseURL.absoluteString, "--username", "mia", "--password-stdin"], stdin: "member password\n")
+            #expect(login.status == 0, "\(login.output)")
+            #expect(login.output.contains("user:mia"))
             let table = try await cli.run(["devices"])
             #expect(table.status == 0, "\(table.output)")
             #expect(table.output.contains("ID") && table.output.contains("Living Room") && table.output.contains("On/Off Light"), "\(table.output)")
@@ -91,6 +95,10 @@ import Testing
             #expect(toggled.status == 0, "\(toggled.output)")
             let watched = try await cli.run(["watch", "--device", "test:lamp", "--count", "1", "--json"])
             #expect(watched.output.contains("\"value\":true"), "\(watched.output)")
+
+            #expect(try await cli.run(["logout"]).status == 0)
+            let signedOut = try await cli.run(["devices"])
+            #expect(signedOut.status != 0 && signedOut.output.contains("not signed in"), "\(signedOut.output)")
 
             let completion = try await cli.run(["--generate-completion-script", "bash"])
             #expect(completion.status == 0 && completion.output.contains("hearth"))

@@ -53,4 +53,22 @@ import Testing
             #expect(unknownName.json["error"]?["message"]?.stringValue?.contains("toggle") == true, "the message lists the commands it has")
         }
     }
+
+    @Test func offlineDevice_orStoppedPlugin_isDeviceOffline() async throws {
+        try await TestHome.with { home in
+            let member = try home.memberToken()
+            let on = #"{"device":"test:lamp","type":"OnOffLight","trait":"OnOff","command":"on"}"#
+            home.driver.context.setConnectivity(.offline, device: "lamp")
+            let offline = try await home.call("POST", "commands", token: member, body: on)
+            #expect(offline.status == 503, "\(offline.text)")
+            #expect(offline.errorCode == "deviceOffline")
+
+            home.driver.context.setConnectivity(.online, device: "lamp")
+            home.core.setCommandHandler(nil, for: "test")
+            let stopped = try await home.call("POST", "commands", token: member, body: on)
+            #expect(stopped.status == 503)
+            #expect(stopped.json["error"]?["message"]?.stringValue?.contains("not running") == true, "\(stopped.text)")
+        }
+    }
 }
+
