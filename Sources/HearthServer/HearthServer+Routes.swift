@@ -101,8 +101,11 @@ extension HearthServer {
                 throw e
             }
         }
-        open.post("apps/requests") { request, _ in
+        open.post("apps/requests") { request, context in
+            let key = "address:\(context.remoteAddress)"
+            try appRequestLimiter.check(key)
             let body = try await request.decodeStrict(AppAccessRequest.self, limit: limit)
+            appRequestLimiter.recordFailure(key)
             let types = try (body.deviceTypes ?? []).map { ref throws(HomeError) in try catalog.resolveDeviceType(ref) }
             let (r, secret) = try access.createAppRequest(appName: body.name, deviceTypes: types)
             logger.notice("an app asks for access", metadata: ["app": "\(r.appName)", "request": "\(r.id)"])

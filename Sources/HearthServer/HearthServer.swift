@@ -53,6 +53,7 @@ public struct HearthServer: Service {
     let pluginStatuses: @Sendable () -> [PluginStatus]
     let loginLimiter: any AttemptLimiter
     let setupLimiter: any AttemptLimiter
+    let appRequestLimiter: any AttemptLimiter
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
     let sockets = LiveSockets()
@@ -62,12 +63,14 @@ public struct HearthServer: Service {
     ///   - pluginStatuses: what `GET /plugins` reports.
     ///   - loginLimiter: failed logins per user name and per address (default 5 a minute).
     ///   - setupLimiter: failed setup codes (default 5 in 15 minutes, for everyone together).
+    ///   - appRequestLimiter: app access requests per address (default 10 in 10 minutes): the
+    ///     one write anyone may make without signing in.
     ///   - onListening: called with the bound port once the server accepts connections.
     public init(
         core: HomeCore, access: AccessStore, configuration: Configuration = Configuration(),
         pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
-        logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.core = core
         self.access = access
@@ -75,6 +78,7 @@ public struct HearthServer: Service {
         self.pluginStatuses = pluginStatuses
         self.loginLimiter = loginLimiter ?? RateLimiter(limit: 5, window: .seconds(60))
         self.setupLimiter = setupLimiter ?? RateLimiter(limit: 5, window: .seconds(15 * 60))
+        self.appRequestLimiter = appRequestLimiter ?? RateLimiter(limit: 10, window: .seconds(10 * 60))
         self.logger = logger
         self.onListening = onListening
     }

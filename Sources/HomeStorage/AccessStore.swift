@@ -31,6 +31,9 @@ public final class AccessStore: Sendable {
         self.now = now
     }
 
+    /// At most this many app requests wait at once (anyone may ask, so asking is bounded).
+    public static let maxPendingAppRequests = 100
+
     /// The name of the admin the first start creates.
     public static let firstAdminName = "admin"
 
@@ -264,6 +267,10 @@ public final class AccessStore: Sendable {
         let t = now()
         let types = try Self.encodeJSON(deviceTypes)
         try write { db in
+            let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_app_requests WHERE status = 'pending'") ?? 0
+            guard pending < Self.maxPendingAppRequests else {
+                throw HomeError(.rateLimited, "\(pending) app requests already wait for an admin; approve or deny some first")
+            }
             try db.execute(
                 sql: """
                     INSERT INTO access_app_requests (id, app_name, requested_types, secret_hash, status, created_at)

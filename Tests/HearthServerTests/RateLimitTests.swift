@@ -62,4 +62,18 @@ import Testing
             #expect(ok.status == 200, "\(ok.text)")
         }
     }
+
+    @Test func appRequests_areLimitedPerAddress() async throws {
+        let clock = ManualClock()
+        try await TestHome.with(appRequestLimiter: RateLimiter(clock: clock, limit: 2, window: .seconds(600))) { home in
+            for _ in 0..<2 {
+                #expect(try await home.call("POST", "apps/requests", body: #"{"name":"Spam"}"#).status == 201)
+            }
+            let limited = try await home.call("POST", "apps/requests", body: #"{"name":"Spam"}"#)
+            #expect(limited.status == 429)
+            clock.advance(by: .seconds(601))
+            #expect(try await home.call("POST", "apps/requests", body: #"{"name":"Spam"}"#).status == 201)
+        }
+    }
 }
+

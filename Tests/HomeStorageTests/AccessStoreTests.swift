@@ -119,4 +119,13 @@ import Testing
             #expect(last?.code == .conflict, "the last admin cannot be removed")
         }
     }
+
+    @Test func pendingAppRequests_areBounded() throws {
+        try Self.withStore { store, _ in
+            for i in 0..<AccessStore.maxPendingAppRequests { _ = try store.createAppRequest(appName: "App \(i)", deviceTypes: []) }
+            let e = #expect(throws: HomeError.self) { try store.createAppRequest(appName: "One too many", deviceTypes: []) }
+            #expect(e?.code == .rateLimited)
+        }
+    }
 }
+
