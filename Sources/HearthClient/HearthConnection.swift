@@ -19,10 +19,16 @@ public struct HearthConnection: Sendable {
     public init(baseURL: URL, token: String?) {
         self.baseURL = baseURL
         self.token = token
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 120
-        self.session = URLSession(configuration: configuration)
+        self.session = Self.sharedSession
     }
+
+    /// One session for every connection: no cookies or cache kept, and nothing to close.
+    static let sharedSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        // Long enough for the consent step's long poll (30 s) with room to spare.
+        configuration.timeoutIntervalForRequest = 120
+        return URLSession(configuration: configuration)
+    }()
 
     /// Parses `http://host:port`; `invalidArgument` otherwise.
     public static func url(_ string: String) throws(HomeError) -> URL {
