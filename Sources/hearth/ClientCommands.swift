@@ -390,6 +390,7 @@ struct WatchCommand: AsyncParsableCommand {
             seen += 1
             if let count, seen >= count { return }
         }
+        throw CLIError("the connection to hearthd closed")
     }
 
     static func describe(_ m: WSServerMessage) -> String {
