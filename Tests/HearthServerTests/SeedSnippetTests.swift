@@ -1,6 +1,7 @@
 import Foundation
 import HearthClient
 import HomeModel
+import HomeStorage
 import Testing
 
 /// The seed's client snippet, ported to `HearthClient` over a real server: the same calls
@@ -41,4 +42,28 @@ import Testing
             #expect(changes == ["snapshot [\"Living Room\"]"])
         }
     }
+
+    @Test func clientStream_deliversSnapshotThenChanges_andEndsWhenRevoked() async throws {
+        try await TestHome.with { server in
+            let admin = try await Home.setup(url: server.baseURL, code: try #require(try server.access.bootstrap()), password: "correct horse")
+            _ = try server.memberToken()
+            let member = try await Home.signIn(url: server.baseURL, username: "mia", password: "member password")
+            var seen: [String] = []
+            for await change in member.rooms().stream() {
+                switch change {
+                case .snapshot(let rooms, _):
+                    seen.append("snapshot \(rooms.count)")
+                    _ = try await admin.createRoom(named: "Kitchen", in: TestHome.structure)
+                case .added(let room):
+                    seen.append("added \(room.name)")
+                    try await member.disconnect()
+                case .updated(let room): seen.append("updated \(room.name)")
+                case .removed(let id): seen.append("removed \(id)")
+                }
+            }
+            #expect(seen == ["snapshot 1", "added Kitchen"], "the stream ends once the session is revoked")
+            await #expect(throws: HomeError.self) { _ = try await member.rooms().list() }
+        }
+    }
 }
+
