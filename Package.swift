@@ -9,6 +9,7 @@ let settings: [SwiftSetting] = [
 
 let pluginKit = Target.Dependency.product(name: "PluginKit", package: "PluginKit")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 
 let package = Package(
     name: "Hearth",
@@ -38,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         .target(
@@ -53,11 +57,33 @@ let package = Package(
             name: "HomeCombine",
             dependencies: ["HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: settings),
+        // Layout, device registry, users, tokens, app consent requests and grants in SQLite.
         .target(
             name: "HomeStorage",
             dependencies: [
-                pluginKit, "HomeCore", logging,
-                .product(name: "GRDB", package: "GRDB.swift"),
+                pluginKit, "HomeCore", logging, grdb,
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: settings),
+        // The API's wire types, shared by the server and the client.
+        .target(name: "HearthAPI", dependencies: [pluginKit], swiftSettings: settings),
+        // HTTP + WebSocket API under /api/v1.
+        .target(
+            name: "HearthServer",
+            dependencies: [
+                "HomeCore", "HomeStorage", "HearthAPI", "PluginHost", pluginKit, logging,
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ],
+            swiftSettings: settings),
+        // The `Home` API over the network.
+        .target(
+            name: "HearthClient",
+            dependencies: [
+                pluginKit, "HearthAPI", logging,
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),
         .target(
@@ -70,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "HomeStorage", "PluginHost", pluginKit, logging,
+                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", pluginKit, logging, grdb,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -81,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit, "HomeCore", "HomeStorage",
+                pluginKit, "HomeCore", "HomeStorage", "HearthClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings,
@@ -100,6 +126,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Benchmarks/PluginHostBench", swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
+        // Prints API figures (docs/BENCHMARKS.md); loopback only.
+        .executableTarget(
+            name: "hearth-api-bench",
+            dependencies: ["HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, grdb, logging],
+            swiftSettings: settings),
         // Regenerates Plugins/PluginKit/Sources/HomeModel/Generated from catalog/matter.json.
         .executableTarget(name: "hearth-catalog-gen", path: "Sources/hearth-catalog-gen", swiftSettings: settings),
 
@@ -148,6 +179,14 @@ let package = Package(
             dependencies: [
                 "PluginHost", "HomeCore", "HomeStorage", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
+            name: "HearthServerTests",
+            dependencies: [
+                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, grdb, logging,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),
     ],

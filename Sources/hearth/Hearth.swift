@@ -7,7 +7,13 @@ struct Hearth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearth",
         abstract: "The Hearth command line.",
-        subcommands: [CatalogCommand.self, BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self])
+        discussion: "Sign in first (hearth login --url http://127.0.0.1:8080 --username NAME); every command takes --json.",
+        subcommands: [
+            DevicesCommand.self, DeviceCommand.self, RoomsCommand.self, StructuresCommand.self, DiscoveredCommand.self,
+            CommissionCommand.self, InvokeCommand.self, SetCommand.self, WatchCommand.self, UsersCommand.self, GrantsCommand.self,
+            LoginCommand.self, LogoutCommand.self, SetupCommand.self, PluginsCommand.self, CatalogCommand.self,
+            BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self,
+        ])
 }
 
 /// `hearth catalog`: every device type and trait Hearth knows, with IDs, attributes,

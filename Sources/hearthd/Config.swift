@@ -14,11 +14,21 @@ struct HearthConfig: Sendable {
         var disabled: Set<String>
     }
 
+    /// The API server (`server:`); nil when the file has no `server` section.
+    struct Server: Sendable {
+        var host: String
+        var port: Int
+        /// Where the access database (unless `storage.database` names one) and the one-time
+        /// setup code live.
+        var stateDirectory: String
+    }
+
     var file: String
     var logLevel: String
     var strictOperationValidation: Bool
     var database: String?
     var plugins: Plugins
+    var server: Server?
 
     static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server"]
 
@@ -71,6 +81,29 @@ struct HearthConfig: Sendable {
             database = s.hasPrefix("/") ? s : (baseDir as NSString).appendingPathComponent(s)
         }
 
+        var server: Server?
+        if let s = top["server"] {
+            guard let map = s.objectValue else { throw problem("server", "expected a mapping with 'listen' (e.g. listen: 127.0.0.1:8080)") }
+            for key in map.keys.sorted() where !["listen", "stateDirectory"].contains(key) {
+                throw problem("server.\(key)", "unknown key (known: listen, stateDirectory)")
+            }
+            var host = "127.0.0.1"
+            var port = 8080
+            if let listen = map["listen"] {
+                guard let text = listen.stringValue ?? listen.intValue.map({ "127.0.0.1:\($0)" }),
+                    let parsed = parseListen(text)
+                else { throw problem("server.listen", "expected host:port, e.g. 127.0.0.1:8080 or [::1]:8080") }
+                (host, port) = parsed
+            }
+            var state = database.map { ($0 as NSString).deletingLastPathComponent }
+                ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"] ?? "var"
+            if let dir = map["stateDirectory"] {
+                guard let s = dir.stringValue else { throw problem("server.stateDirectory", "expected a folder path") }
+                state = s.hasPrefix("/") ? s : (baseDir as NSString).appendingPathComponent(s)
+            }
+            server = Server(host: host, port: port, stateDirectory: state)
+        }
+
         var directories: [String] = []
         var sections: [String: PluginConfiguration] = [:]
         var disabled: Set<String> = []
@@ -106,7 +139,17 @@ struct HearthConfig: Sendable {
         }
         return HearthConfig(
             file: file, logLevel: logLevel, strictOperationValidation: strict, database: database,
-            plugins: Plugins(directories: directories, sections: sections, disabled: disabled))
+            plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server)
+    }
+
+    /// `127.0.0.1:8080`, `[::1]:8080`, `localhost:80` → host and port.
+    static func parseListen(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            return nil
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
     }
 
     /// Converts a YAML node to a ``Value``, recording each key path's line.

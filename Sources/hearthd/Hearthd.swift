@@ -53,7 +53,7 @@ struct Hearthd: AsyncParsableCommand {
         let lock: DatabaseLock?
         do {
             lock = check ? nil : try DatabaseLock(database: databasePath, holder: "hearthd")
-            database = try HearthDatabase(path: databasePath)
+            database = try HearthDatabase(path: databasePath, extraMigrations: AccessStore.registerMigrations(in:))
         } catch {
             logger.critical("cannot open the database: \(error.message)")
             throw ExitCode(74)  // EX_IOERR
@@ -112,6 +112,11 @@ struct Hearthd: AsyncParsableCommand {
         if !restorePlan.isEmpty {
             services.append(
                 RestoreService(restorer: OutputRestorer(core: core, plan: restorePlan, logger: Logger(label: "hearth.restore"))))
+        }
+        if let server = settings.server {
+            services.append(
+                try APIServer.make(
+                    server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger))
         }
 
         var groupConfiguration = ServiceGroupConfiguration(

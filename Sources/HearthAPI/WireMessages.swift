@@ -1,0 +1,408 @@
+public import Foundation
+public import HomeModel
+
+/// A device type, trait, attribute or command as a client names it: a number (`6`), a hex
+/// string (`"0x0006"`) or a name (`"OnOff"`, `"On/Off"`, `"toggle"`).
+public enum IDRef: Hashable, Sendable, Codable, CustomStringConvertible {
+    case number(UInt32)
+    case name(String)
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let n = try? c.decode(UInt32.self) {
+            self = .number(n)
+        } else if let s = try? c.decode(String.self) {
+            self = Self.parse(s)
+        } else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected a number, a hex string like \"0x0006\" or a name")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .number(let n): try c.encode(n)
+        case .name(let s): try c.encode(s)
+        }
+    }
+
+    /// `"0x0006"` and `"6"` are numbers; anything else is a name.
+    public static func parse(_ s: String) -> IDRef {
+        let t = s.lowercased()
+        if t.hasPrefix("0x"), let n = UInt32(t.dropFirst(2), radix: 16) { return .number(n) }
+        if let n = UInt32(t) { return .number(n) }
+        return .name(s)
+    }
+
+    public var description: String {
+        switch self {
+        case .number(let n): "0x" + String(n, radix: 16, uppercase: true)
+        case .name(let s): s
+        }
+    }
+
+    public var number: UInt32? { if case .number(let n) = self { n } else { nil } }
+}
+
+/// The stable error body: `{"error": {"code": "permissionDenied", "message": "…"}}`.
+public struct WireErrorBody: Codable, Sendable {
+    public let error: HomeError
+    public init(error: HomeError) { self.error = error }
+}
+
+// MARK: - Requests
+
+/// A body the server checks key by key: unknown keys are refused, not ignored.
+public protocol WireRequest: Codable, Sendable {
+    static var keys: Set<String> { get }
+}
+
+public struct SetupRequest: WireRequest {
+    public static let keys: Set<String> = ["code", "password"]
+    public let code: String
+    public let password: String
+    public init(code: String, password: String) {
+        self.code = code
+        self.password = password
+    }
+}
+
+public struct LoginRequest: WireRequest {
+    public static let keys: Set<String> = ["username", "password"]
+    public let username: String
+    public let password: String
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+}
+
+public struct UserRequest: WireRequest {
+    public static let keys: Set<String> = ["username", "password", "role"]
+    public let username: String
+    public let password: String
+    public let role: String
+    public init(username: String, password: String, role: String) {
+        self.username = username
+        self.password = password
+        self.role = role
+    }
+}
+
+public struct NameRequest: WireRequest {
+    public static let keys: Set<String> = ["name"]
+    public let name: String
+    public init(name: String) { self.name = name }
+}
+
+public struct RoomRequest: WireRequest {
+    public static let keys: Set<String> = ["name", "structure"]
+    public let name: String
+    public let structure: StructureID
+    public init(name: String, structure: StructureID) {
+        self.name = name
+        self.structure = structure
+    }
+}
+
+/// `PATCH /devices/{id}`: rename and/or move. `room: null` takes it out of its room.
+public struct DevicePatchRequest: WireRequest {
+    public static let keys: Set<String> = ["name", "room"]
+    public let name: String?
+    /// Absent: leave the room alone; `.null`: no room; a string: that room.
+    public let room: Value?
+    public init(name: String? = nil, room: Value? = nil) {
+        self.name = name
+        self.room = room
+    }
+    enum CodingKeys: String, CodingKey { case name, room }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+        if c.contains(.room) {
+            room = try c.decode(Value.self, forKey: .room)
+        } else {
+            room = nil
+        }
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(name, forKey: .name)
+        if let room { try c.encode(room, forKey: .room) }
+    }
+}
+
+public struct CommissionRequest: WireRequest {
+    public static let keys: Set<String> = ["name", "structure", "room", "primaryType"]
+    public let name: String
+    public let structure: StructureID
+    public let room: RoomID?
+    public let primaryType: IDRef?
+    public init(name: String, structure: StructureID, room: RoomID? = nil, primaryType: IDRef? = nil) {
+        self.name = name
+        self.structure = structure
+        self.room = room
+        self.primaryType = primaryType
+    }
+}
+
+/// `POST /commands`: `{device, type, trait, command, args}`.
+public struct CommandWireRequest: WireRequest {
+    public static let keys: Set<String> = ["device", "type", "trait", "command", "args"]
+    public let device: DeviceID
+    public let type: IDRef
+    public let trait: IDRef
+    public let command: IDRef
+    public let args: [String: Value]?
+    public init(device: DeviceID, type: IDRef, trait: IDRef, command: IDRef, args: [String: Value]? = nil) {
+        self.device = device
+        self.type = type
+        self.trait = trait
+        self.command = command
+        self.args = args
+    }
+}
+
+public struct CommandWireResponse: Codable, Sendable {
+    public let result: Value
+    public init(result: Value) { self.result = result }
+}
+
+/// `POST /attributes`: `{device, type, trait, attribute, value}`.
+public struct WriteWireRequest: WireRequest {
+    public static let keys: Set<String> = ["device", "type", "trait", "attribute", "value"]
+    public let device: DeviceID
+    public let type: IDRef
+    public let trait: IDRef
+    public let attribute: IDRef
+    public let value: Value
+    public init(device: DeviceID, type: IDRef, trait: IDRef, attribute: IDRef, value: Value) {
+        self.device = device
+        self.type = type
+        self.trait = trait
+        self.attribute = attribute
+        self.value = value
+    }
+}
+
+/// An app asks for access (the start of the consent step).
+public struct AppAccessRequest: WireRequest {
+    public static let keys: Set<String> = ["name", "deviceTypes"]
+    public let name: String
+    public let deviceTypes: [IDRef]?
+    public init(name: String, deviceTypes: [IDRef]?) {
+        self.name = name
+        self.deviceTypes = deviceTypes
+    }
+}
+
+/// An admin's decision on an app request: which device types, sensitive devices or not.
+public struct ApproveRequest: WireRequest {
+    public static let keys: Set<String> = ["deviceTypes", "includeSensitive", "canControl"]
+    /// nil: the types the app asked for (all, if it asked for none).
+    public let deviceTypes: [IDRef]?
+    public let includeSensitive: Bool?
+    public let canControl: Bool?
+    public init(deviceTypes: [IDRef]? = nil, includeSensitive: Bool? = nil, canControl: Bool? = nil) {
+        self.deviceTypes = deviceTypes
+        self.includeSensitive = includeSensitive
+        self.canControl = canControl
+    }
+}
+
+// MARK: - Responses
+
+public struct TokenResponse: Codable, Sendable {
+    public let token: String
+    public let tokenID: String
+    public let principal: String
+    public let role: String
+    public init(token: String, tokenID: String, principal: String, role: String) {
+        self.token = token
+        self.tokenID = tokenID
+        self.principal = principal
+        self.role = role
+    }
+}
+
+public struct WireScope: Hashable, Codable, Sendable {
+    /// nil: every device type.
+    public let deviceTypes: [DeviceTypeID]?
+    public let includeSensitive: Bool
+    public let canControl: Bool
+    public init(deviceTypes: [DeviceTypeID]?, includeSensitive: Bool, canControl: Bool) {
+        self.deviceTypes = deviceTypes
+        self.includeSensitive = includeSensitive
+        self.canControl = canControl
+    }
+}
+
+public struct MeResponse: Codable, Sendable {
+    public let principal: String
+    public let role: String
+    public let tokenID: String
+    public let scope: WireScope?
+    public init(principal: String, role: String, tokenID: String, scope: WireScope?) {
+        self.principal = principal
+        self.role = role
+        self.tokenID = tokenID
+        self.scope = scope
+    }
+}
+
+public struct WireUser: Codable, Sendable, Hashable {
+    public let username: String
+    public let role: String
+    public let hasPassword: Bool
+    public let createdAt: Date
+    public init(username: String, role: String, hasPassword: Bool, createdAt: Date) {
+        self.username = username
+        self.role = role
+        self.hasPassword = hasPassword
+        self.createdAt = createdAt
+    }
+}
+
+public struct WireAppRequest: Codable, Sendable, Hashable {
+    public let id: String
+    public let appName: String
+    public let requestedDeviceTypes: [DeviceTypeID]
+    /// pending, approved, denied, issued, revoked.
+    public let status: String
+    public let scope: WireScope?
+    public let decidedBy: String?
+    public let createdAt: Date
+    /// Only in the answer to the request itself: what proves the app is the asker.
+    public let secret: String?
+    /// Only once, to the app, after approval.
+    public let token: String?
+    public let tokenID: String?
+    public init(
+        id: String, appName: String, requestedDeviceTypes: [DeviceTypeID], status: String, scope: WireScope?, decidedBy: String?,
+        createdAt: Date, secret: String? = nil, token: String? = nil, tokenID: String? = nil
+    ) {
+        self.id = id
+        self.appName = appName
+        self.requestedDeviceTypes = requestedDeviceTypes
+        self.status = status
+        self.scope = scope
+        self.decidedBy = decidedBy
+        self.createdAt = createdAt
+        self.secret = secret
+        self.token = token
+        self.tokenID = tokenID
+    }
+}
+
+public struct WireGrant: Codable, Sendable, Hashable {
+    public let id: String
+    public let requestID: String
+    public let appName: String
+    public let scope: WireScope
+    public let createdAt: Date
+    public init(id: String, requestID: String, appName: String, scope: WireScope, createdAt: Date) {
+        self.id = id
+        self.requestID = requestID
+        self.appName = appName
+        self.scope = scope
+        self.createdAt = createdAt
+    }
+}
+
+public struct WirePlugin: Codable, Sendable, Hashable {
+    public let id: String
+    public let name: String
+    public let version: String
+    public let path: String
+    public let state: String
+    public let restarts: Int
+    public let lastError: String?
+    public init(id: String, name: String, version: String, path: String, state: String, restarts: Int, lastError: String?) {
+        self.id = id
+        self.name = name
+        self.version = version
+        self.path = path
+        self.state = state
+        self.restarts = restarts
+        self.lastError = lastError
+    }
+}
+
+public struct WireCatalog: Codable, Sendable {
+    public let deviceTypes: [DeviceTypeDescriptor]
+    public let traits: [TraitDescriptor]
+    public init(deviceTypes: [DeviceTypeDescriptor], traits: [TraitDescriptor]) {
+        self.deviceTypes = deviceTypes
+        self.traits = traits
+    }
+}
+
+public struct CommissionResponse: Codable, Sendable {
+    public let device: WireDevice
+    /// A naming hint worth showing (a name that repeats its room).
+    public let warning: String?
+    public let suggestions: [String]
+    public init(device: WireDevice, warning: String?, suggestions: [String]) {
+        self.device = device
+        self.warning = warning
+        self.suggestions = suggestions
+    }
+}
+
+// MARK: - WebSocket
+
+/// What a client sends on `/api/v1/ws`.
+///
+/// `{"type":"subscribe","id":"s1","query":"devices","mode":"stream"}`,
+/// `{"type":"subscribe","id":"d","query":"device","device":"demo:lamp"}`,
+/// `{"type":"unsubscribe","id":"s1"}`, `{"type":"ping","id":"p1"}`.
+public struct WSClientMessage: Codable, Sendable {
+    public static let keys: Set<String> = ["type", "id", "query", "mode", "device", "trait"]
+    /// subscribe, unsubscribe, ping.
+    public let type: String
+    public let id: String?
+    /// devices, discovered, rooms, structures, device, events.
+    public let query: String?
+    /// batched (default) or stream.
+    public let mode: String?
+    public let device: DeviceID?
+    public let trait: IDRef?
+    public init(type: String, id: String?, query: String? = nil, mode: String? = nil, device: DeviceID? = nil, trait: IDRef? = nil) {
+        self.type = type
+        self.id = id
+        self.query = query
+        self.mode = mode
+        self.device = device
+        self.trait = trait
+    }
+}
+
+/// What the server sends on `/api/v1/ws`, each tagged with the subscription's `id`.
+///
+/// - `snapshot`: the whole set (`devices`, `rooms` or `structures`) at `version`: first on
+///   subscribing, on every change in batched mode, and again when a slow stream fell behind.
+/// - `added` / `updated`: one element (`device`, `room` or `structure`); `removed`: its `key`.
+/// - `device`: one device's current state; `event`: a device event.
+/// - `end`: the subscription ended (`reason`); `error`: a request failed (`error`);
+///   `subscribed`, `unsubscribed`, `pong`: acknowledgements; `closing`: the server is about to
+///   close the socket (`error` says why, e.g. the token was revoked).
+public struct WSServerMessage: Codable, Sendable {
+    public var type: String
+    public var id: String?
+    public var version: UInt64?
+    public var devices: [WireDevice]?
+    public var rooms: [RoomSnapshot]?
+    public var structures: [StructureSnapshot]?
+    public var device: WireDevice?
+    public var room: RoomSnapshot?
+    public var structure: StructureSnapshot?
+    public var key: String?
+    public var event: WireEvent?
+    public var error: HomeError?
+    public var reason: String?
+
+    public init(type: String, id: String? = nil) {
+        self.type = type
+        self.id = id
+    }
+}

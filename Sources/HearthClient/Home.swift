@@ -1,0 +1,265 @@
+public import Foundation
+public import HearthAPI
+public import HomeModel
+
+/// The home over the network: the same shape as HomeCore's in-process `Home` (Google Home
+/// APIs `Home`), for a Swift app or the CLI talking to hearthd.
+///
+/// ```swift
+/// let store = FileSessionStore.standard(name: "my-dashboard")
+/// let home = try await Home.restoreSession(store: store)
+///     ?? Home.connect(url: url, appName: "Dashboard", deviceTypes: [OnOffLightDeviceType.identifier], store: store)
+/// for device in try await home.devices().list() { print(device.name) }
+/// for await devices in home.devices().batched() { … }
+/// if let light = await device.types.get(OnOffLightDeviceType.self) { try await light.matterTraits.onOffTrait?.toggle() }
+/// try await home.disconnect()   // revokes the token
+/// ```
+public struct Home: HomeBackend {
+    public let connection: HearthConnection
+    /// The stored credentials, when this session has a store.
+    public let credentials: HearthCredentials?
+    let store: (any SessionStore)?
+
+    /// A session from a known token (no consent step, nothing stored).
+    public init(connection: HearthConnection, credentials: HearthCredentials? = nil, store: (any SessionStore)? = nil) {
+        self.connection = connection
+        self.credentials = credentials
+        self.store = store
+    }
+
+    /// What an app shows its user while the admin decides.
+    public struct PendingConsent: Sendable {
+        /// The request's ID: the admin approves it with `hearth grants approve <id>`.
+        public let requestID: String
+        public let appName: String
+    }
+
+    /// Connects an app through the consent step: asks hearthd for access to `deviceTypes`,
+    /// waits (long polls) until an admin approves, stores the token it gets.
+    ///
+    /// - Parameters:
+    ///   - onPending: called once with the request ID to show the user ("ask an admin to approve …").
+    ///   - maxWait: how long to wait for the admin in all.
+    /// - Throws: `permissionDenied` when the admin denies; `timeout` after `maxWait`.
+    public static func connect(
+        url: URL, appName: String, deviceTypes: [DeviceTypeID] = [], store: (any SessionStore)? = nil, maxWait: Duration = .seconds(600),
+        onPending: @Sendable (PendingConsent) async -> Void = { _ in }
+    ) async throws(HomeError) -> Home {
+        let anonymous = HearthConnection(baseURL: url, token: nil)
+        let request: WireAppRequest = try await anonymous.send(
+            "POST", "apps/requests", body: AppAccessRequest(name: appName, deviceTypes: deviceTypes.map { .number($0.rawValue) }))
+        guard let secret = request.secret else { throw .internal("hearthd did not hand out a request secret") }
+        await onPending(PendingConsent(requestID: request.id, appName: request.appName))
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: maxWait)
+        while clock.now < deadline {
+            let remaining = clock.now.duration(to: deadline)
+            let wait = min(Int(remaining.components.seconds), 30)
+            let (data, status) = try await anonymous.raw(
+                "POST", "apps/requests/\(segment(request.id))/claim", body: ClaimBody(secret: secret, waitSeconds: max(wait, 0)))
+            guard status == 200 else {
+                if wait <= 0 { break }
+                continue
+            }
+            let answer: WireAppRequest
+            do {
+                answer = try HearthConnection.decoder.decode(WireAppRequest.self, from: data)
+            } catch {
+                throw .internal("hearthd's answer to the consent step could not be read: \(error)")
+            }
+            guard let token = answer.token, let tokenID = answer.tokenID else { throw .internal("hearthd approved but sent no token") }
+            let credentials = HearthCredentials(url: url.absoluteString, token: token, tokenID: tokenID, principal: "app:\(answer.appName)")
+            try save(credentials, in: store)
+            return Home(connection: anonymous.with(token: token), credentials: credentials, store: store)
+        }
+        throw .timeout("no admin decided on app request \(request.id) within \(maxWait)")
+    }
+
+    struct ClaimBody: Encodable, Sendable {
+        let secret: String
+        let waitSeconds: Int
+    }
+
+    /// Signs a user in with a password and stores the token.
+    public static func signIn(url: URL, username: String, password: String, store: (any SessionStore)? = nil) async throws(HomeError) -> Home {
+        let t: TokenResponse = try await HearthConnection(baseURL: url, token: nil).send(
+            "POST", "auth/login", body: LoginRequest(username: username, password: password))
+        return try started(url: url, t, store: store)
+    }
+
+    /// Uses the one-time setup code of a new hearthd: sets the admin's password and signs in.
+    public static func setup(url: URL, code: String, password: String, store: (any SessionStore)? = nil) async throws(HomeError) -> Home {
+        let t: TokenResponse = try await HearthConnection(baseURL: url, token: nil).send(
+            "POST", "auth/setup", body: SetupRequest(code: code, password: password))
+        return try started(url: url, t, store: store)
+    }
+
+    static func started(url: URL, _ t: TokenResponse, store: (any SessionStore)?) throws(HomeError) -> Home {
+        let credentials = HearthCredentials(url: url.absoluteString, token: t.token, tokenID: t.tokenID, principal: t.principal)
+        try save(credentials, in: store)
+        return Home(connection: HearthConnection(baseURL: url, token: t.token), credentials: credentials, store: store)
+    }
+
+    static func save(_ c: HearthCredentials, in store: (any SessionStore)?) throws(HomeError) {
+        do {
+            try store?.save(c)
+        } catch {
+            throw .internal("could not store the session: \(error)")
+        }
+    }
+
+    /// The stored session, or nil when there is none or hearthd no longer accepts its token
+    /// (revoked, or the user removed); a refused token is forgotten.
+    public static func restoreSession(store: any SessionStore) async throws(HomeError) -> Home? {
+        let stored: HearthCredentials?
+        do {
+            stored = try store.load()
+        } catch {
+            throw .internal("could not read the stored session: \(error)")
+        }
+        guard let stored else { return nil }
+        let home = Home(connection: HearthConnection(baseURL: try HearthConnection.url(stored.url), token: stored.token), credentials: stored, store: store)
+        do {
+            _ = try await home.me()
+            return home
+        } catch where error.code == .permissionDenied || error.code == .unauthenticated {
+            try? store.clear()
+            return nil
+        }
+    }
+
+    /// Ends this session: hearthd revokes the token (its subscriptions end), the store forgets it.
+    public func disconnect() async throws(HomeError) {
+        try await connection.send("POST", "auth/logout", body: nil as String?)
+        try? store?.clear()
+    }
+
+    /// Who this session is.
+    public func me() async throws(HomeError) -> MeResponse { try await connection.send("GET", "me") }
+
+    // MARK: - Queries
+
+    /// Commissioned devices this session may see.
+    public func devices() -> RemoteQuery<HomeDevice> {
+        RemoteQuery(home: self, path: "devices", query: "devices") { m in
+            (m.devices ?? []).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
+        } element: { m in m.device.map { HomeDevice(snapshot: $0.snapshot, backend: self) } } decode: { data in
+            try HearthConnection.decoder.decode([WireDevice].self, from: data).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
+        }
+    }
+
+    /// Devices waiting to be commissioned (admins; empty for others).
+    public func discoveredDevices() -> RemoteQuery<HomeDevice> {
+        RemoteQuery(home: self, path: "discovered", query: "discovered") { m in
+            (m.devices ?? []).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
+        } element: { m in m.device.map { HomeDevice(snapshot: $0.snapshot, backend: self) } } decode: { data in
+            try HearthConnection.decoder.decode([WireDevice].self, from: data).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
+        }
+    }
+
+    public func structures() -> RemoteQuery<StructureSnapshot> {
+        RemoteQuery(home: self, path: "structures", query: "structures") { $0.structures ?? [] } element: { $0.structure } decode: {
+            try HearthConnection.decoder.decode([StructureSnapshot].self, from: $0)
+        }
+    }
+
+    public func rooms() -> RemoteQuery<RoomSnapshot> {
+        RemoteQuery(home: self, path: "rooms", query: "rooms") { $0.rooms ?? [] } element: { $0.room } decode: {
+            try HearthConnection.decoder.decode([RoomSnapshot].self, from: $0)
+        }
+    }
+
+    /// One device now, or `notFound`.
+    public func device(id: DeviceID) async throws(HomeError) -> HomeDevice {
+        let d: WireDevice = try await connection.send("GET", "devices/\(segment(id.rawValue))")
+        return HomeDevice(snapshot: d.snapshot, backend: self)
+    }
+
+    /// The device now and on every change; ends when it is removed or hidden, or the session is revoked.
+    public func deviceUpdates(id: DeviceID) -> AsyncStream<HomeDevice> {
+        let messages = WebSocketFeed.messages(
+            connection, subscribe: WSClientMessage(type: "subscribe", id: "device", query: "device", device: id), buffer: 1)
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await m in messages {
+                    guard m.type == "device", let d = m.device else { break }
+                    continuation.yield(HomeDevice(snapshot: d.snapshot, backend: self))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Device events (button presses, alarms), optionally of one device and trait; never coalesced.
+    public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> AsyncStream<DeviceEvent> {
+        let messages = WebSocketFeed.messages(
+            connection,
+            subscribe: WSClientMessage(type: "subscribe", id: "events", query: "events", device: device, trait: trait.map { .number($0.rawValue) }),
+            buffer: 4096)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await m in messages {
+                    guard m.type == "event", let e = m.event else { break }
+                    continuation.yield(e.model)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The raw messages of one subscription (what `hearth watch` prints), until it ends.
+    public func messages(_ subscribe: WSClientMessage) -> AsyncStream<WSServerMessage> {
+        WebSocketFeed.messages(connection, subscribe: subscribe, buffer: subscribe.mode == "stream" ? 4096 : 1)
+    }
+
+    // MARK: - HomeBackend (what typed traits call)
+
+    public func invoke(_ request: CommandRequest) async throws -> Value {
+        let answer: CommandWireResponse = try await connection.send(
+            "POST", "commands",
+            body: CommandWireRequest(
+                device: request.device, type: .number(request.deviceType.rawValue), trait: .number(request.trait.rawValue),
+                command: .number(request.command.rawValue), args: request.arguments))
+        return answer.result
+    }
+
+    public func write(device: DeviceID, deviceType: DeviceTypeID, trait: TraitID, attribute: AttributeID, value: Value) async throws {
+        try await connection.send(
+            "POST", "attributes",
+            body: WriteWireRequest(
+                device: device, type: .number(deviceType.rawValue), trait: .number(trait.rawValue), attribute: .number(attribute.rawValue),
+                value: value))
+    }
+
+    public func deviceUpdates(_ id: DeviceID) -> AsyncStream<DeviceSnapshot> {
+        let updates = deviceUpdates(id: id)
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await d in updates { continuation.yield(d.snapshot) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func setName(device: DeviceID, name: String) async throws -> DeviceSnapshot {
+        try await update(device: device, DevicePatchRequest(name: name)).snapshot
+    }
+
+    // MARK: - Commands by name (the CLI)
+
+    /// Runs a command named the way a person would (`"OnOffLight"`, `"OnOff"`, `"toggle"`).
+    public func command(device: DeviceID, type: IDRef, trait: IDRef, command: IDRef, args: [String: Value] = [:]) async throws(HomeError) -> Value {
+        let answer: CommandWireResponse = try await connection.send(
+            "POST", "commands", body: CommandWireRequest(device: device, type: type, trait: trait, command: command, args: args))
+        return answer.result
+    }
+
+    /// Writes an attribute named the way a person would.
+    public func set(device: DeviceID, type: IDRef, trait: IDRef, attribute: IDRef, value: Value) async throws(HomeError) {
+        try await connection.send(
+            "POST", "attributes", body: WriteWireRequest(device: device, type: type, trait: trait, attribute: attribute, value: value))
+    }
+}

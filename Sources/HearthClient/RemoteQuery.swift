@@ -1,0 +1,86 @@
+import Foundation
+import HearthAPI
+public import HomeModel
+
+/// One change a remote `stream()` delivers.
+public enum RemoteChange<Element: Sendable>: Sendable {
+    /// The whole set: first, and again whenever this client fell behind (a resync).
+    case snapshot([Element], version: UInt64)
+    case added(Element)
+    case updated(Element)
+    /// The removed element's ID, as text (`demo:lamp`, `room-1a2b`).
+    case removed(String)
+}
+
+/// A query over devices, rooms or structures on hearthd (the remote twin of HomeCore's `Query`).
+public struct RemoteQuery<Element: Sendable>: Sendable {
+    let home: Home
+    let path: String
+    let query: String
+    let set: @Sendable (WSServerMessage) -> [Element]
+    let element: @Sendable (WSServerMessage) -> Element?
+    let decode: @Sendable (Data) throws -> [Element]
+
+    init(
+        home: Home, path: String, query: String, set: @escaping @Sendable (WSServerMessage) -> [Element],
+        element: @escaping @Sendable (WSServerMessage) -> Element?, decode: @escaping @Sendable (Data) throws -> [Element]
+    ) {
+        self.home = home
+        self.path = path
+        self.query = query
+        self.set = set
+        self.element = element
+        self.decode = decode
+    }
+
+    /// The current set.
+    public func list() async throws(HomeError) -> [Element] {
+        let (data, _) = try await home.connection.raw("GET", path, body: nil as String?)
+        do {
+            return try decode(data)
+        } catch {
+            throw .internal("the server's \(path) could not be read: \(error)")
+        }
+    }
+
+    /// The whole set now and again on every change (only the newest if the consumer is slow).
+    /// Ends when the session is revoked or the connection closes.
+    public func batched() -> AsyncStream<[Element]> {
+        let messages = WebSocketFeed.messages(
+            home.connection, subscribe: WSClientMessage(type: "subscribe", id: query, query: query, mode: "batched"), buffer: 1)
+        let set = self.set
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await m in messages {
+                    guard m.type == "snapshot" else { break }
+                    continuation.yield(set(m))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The whole set now (as `.snapshot`), then only what changes.
+    public func stream() -> AsyncStream<RemoteChange<Element>> {
+        let messages = WebSocketFeed.messages(
+            home.connection, subscribe: WSClientMessage(type: "subscribe", id: query, query: query, mode: "stream"), buffer: 4096)
+        let set = self.set
+        let element = self.element
+        return AsyncStream { continuation in
+            let task = Task {
+                loop: for await m in messages {
+                    switch m.type {
+                    case "snapshot": continuation.yield(.snapshot(set(m), version: m.version ?? 0))
+                    case "added": if let e = element(m) { continuation.yield(.added(e)) }
+                    case "updated": if let e = element(m) { continuation.yield(.updated(e)) }
+                    case "removed": if let k = m.key { continuation.yield(.removed(k)) }
+                    default: break loop
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

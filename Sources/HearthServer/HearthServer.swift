@@ -1,0 +1,118 @@
+public import HomeCore
+public import HomeStorage
+public import Logging
+public import PluginHost
+public import ServiceLifecycle
+import HearthAPI
+import HomeModel
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+
+/// The HTTP + WebSocket API under `/api/v1` (see `docs/api.md`), as a service.
+///
+/// ```swift
+/// let server = HearthServer(core: core, access: access, configuration: .init(host: "127.0.0.1", port: 8080))
+/// try await server.run()   // or add it to a ServiceGroup
+/// ```
+public struct HearthServer: Service {
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port (see `onListening`).
+        public var port: Int
+        /// Largest request body accepted (larger: 413).
+        public var maxBodySize: Int
+        /// Largest WebSocket message accepted from a client.
+        public var maxWebSocketMessage: Int
+        /// How often the server pings idle WebSockets.
+        public var pingInterval: Duration
+        /// Most subscriptions one WebSocket may hold.
+        public var maxSubscriptionsPerSocket: Int
+        /// Longest an app's long poll for its consent decision waits.
+        public var maxConsentWait: Duration
+
+        public static let defaultMaxBodySize = 64 * 1024
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = defaultMaxBodySize, maxWebSocketMessage: Int = 64 * 1024,
+            pingInterval: Duration = .seconds(30), maxSubscriptionsPerSocket: Int = 64, maxConsentWait: Duration = .seconds(60)
+        ) {
+            self.host = host
+            self.port = port
+            self.maxBodySize = maxBodySize
+            self.maxWebSocketMessage = maxWebSocketMessage
+            self.pingInterval = pingInterval
+            self.maxSubscriptionsPerSocket = maxSubscriptionsPerSocket
+            self.maxConsentWait = maxConsentWait
+        }
+    }
+
+    public let core: HomeCore
+    public let access: AccessStore
+    public let configuration: Configuration
+    let pluginStatuses: @Sendable () -> [PluginStatus]
+    let loginLimiter: any AttemptLimiter
+    let setupLimiter: any AttemptLimiter
+    let appRequestLimiter: any AttemptLimiter
+    let logger: Logger
+    let onListening: @Sendable (Int) async -> Void
+    let sockets = LiveSockets()
+    let consent = ConsentWaiters()
+
+    /// - Parameters:
+    ///   - pluginStatuses: what `GET /plugins` reports.
+    ///   - loginLimiter: failed logins per user name and per address (default 5 a minute).
+    ///   - setupLimiter: failed setup codes (default 5 in 15 minutes, for everyone together).
+    ///   - appRequestLimiter: app access requests per address (default 10 in 10 minutes): the
+    ///     one write anyone may make without signing in.
+    ///   - onListening: called with the bound port once the server accepts connections.
+    public init(
+        core: HomeCore, access: AccessStore, configuration: Configuration = Configuration(),
+        pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
+        loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
+        appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
+        self.core = core
+        self.access = access
+        self.configuration = configuration
+        self.pluginStatuses = pluginStatuses
+        self.loginLimiter = loginLimiter ?? RateLimiter(limit: 5, window: .seconds(60))
+        self.setupLimiter = setupLimiter ?? RateLimiter(limit: 5, window: .seconds(15 * 60))
+        self.appRequestLimiter = appRequestLimiter ?? RateLimiter(limit: 10, window: .seconds(10 * 60))
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    /// Runs until cancelled or until graceful shutdown.
+    public func run() async throws {
+        let router = Router(context: APIRequestContext.self)
+        addRoutes(to: router)
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router,
+                configuration: .init(
+                    ws: .init(maxFrameSize: configuration.maxWebSocketMessage, autoPing: .enabled(timePeriod: configuration.pingInterval)))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "hearthd"),
+            onServerRunning: { [logger, onListening] channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.info("API listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
+                await onListening(port)
+            },
+            logger: logger)
+        try await app.runService()
+    }
+
+    /// Revokes a token everywhere: the store refuses it, the core ends its subscriptions and
+    /// refuses its calls, and its open WebSockets are closed at once.
+    func revoke(tokenID: String, reason: String) throws(HomeError) -> Bool {
+        let revoked = try access.revokeToken(id: tokenID)
+        endSession(tokenID, reason: reason)
+        return revoked
+    }
+
+    func endSession(_ tokenID: String, reason: String) {
+        core.revoke(session: tokenID)
+        sockets.close(session: tokenID, reason: .permissionDenied(reason))
+    }
+}

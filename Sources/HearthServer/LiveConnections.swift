@@ -1,0 +1,68 @@
+import Foundation
+import HomeModel
+import Synchronization
+
+/// Open WebSockets by session, so revoking a token closes its sockets at once.
+final class LiveSockets: Sendable {
+    let sockets = Mutex<[String: [UUID: AsyncStream<HomeError>.Continuation]]>([:])
+
+    /// Registers a socket; the stream yields once when its session is revoked.
+    func register(session: String, id: UUID) -> AsyncStream<HomeError> {
+        let (stream, continuation) = AsyncStream<HomeError>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        sockets.withLock { $0[session, default: [:]][id] = continuation }
+        return stream
+    }
+
+    func unregister(session: String, id: UUID) {
+        let c = sockets.withLock { s -> AsyncStream<HomeError>.Continuation? in
+            let c = s[session]?.removeValue(forKey: id)
+            if s[session]?.isEmpty == true { s[session] = nil }
+            return c
+        }
+        c?.finish()
+    }
+
+    /// Tells every socket of the session to close with `reason`.
+    func close(session: String, reason: HomeError) {
+        let continuations = sockets.withLock { $0.removeValue(forKey: session).map { Array($0.values) } ?? [] }
+        for c in continuations {
+            c.yield(reason)
+            c.finish()
+        }
+    }
+
+    var count: Int { sockets.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+}
+
+/// Apps waiting (long poll) for an admin's decision on their request.
+final class ConsentWaiters: Sendable {
+    let waiters = Mutex<[String: [UUID: AsyncStream<Void>.Continuation]]>([:])
+
+    /// Waits until ``notify(_:)`` for the request or until `timeout`, whichever is first.
+    /// Register-then-check: call `check` after registering so no decision slips between.
+    func wait(for requestID: String, timeout: Duration, check: () throws -> Bool) async rethrows {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        waiters.withLock { $0[requestID, default: [:]][id] = continuation }
+        defer {
+            waiters.withLock { w in
+                w[requestID]?[id] = nil
+                if w[requestID]?.isEmpty == true { w[requestID] = nil }
+            }
+        }
+        if try check() { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in stream { return }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    func notify(_ requestID: String) {
+        let cs = waiters.withLock { $0[requestID].map { Array($0.values) } ?? [] }
+        for c in cs { c.yield() }
+    }
+}

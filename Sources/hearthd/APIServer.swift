@@ -1,0 +1,33 @@
+import Foundation
+import GRDB
+import HearthServer
+import HomeCore
+import HomeStorage
+import Logging
+import PluginHost
+
+/// Builds the API server of `server:` in hearth.yaml: opens the access database, creates the
+/// first admin on the first start and hands out its one-time setup code.
+enum APIServer {
+    static func make(
+        _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [PluginStatus],
+        logger: Logger
+    ) throws -> HearthServer {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Users, tokens and grants live in the same database as the layout (its migrator
+        // registered the access tables through `extraMigrations`).
+        let access = AccessStore(writer: database.pool)
+        let codeFile = (settings.stateDirectory as NSString).appendingPathComponent("setup-code")
+        if let code = try access.bootstrap() {
+            _ = fm.createFile(atPath: codeFile, contents: Data((code + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            logger.notice(
+                "first start: finish setup with 'hearth setup --url http://\(settings.host):\(settings.port) --code \(code)' (the code is also in \(codeFile); it works once)")
+        } else if fm.fileExists(atPath: codeFile) {
+            try? fm.removeItem(atPath: codeFile)
+        }
+        return HearthServer(
+            core: core, access: access, configuration: .init(host: settings.host, port: settings.port), pluginStatuses: pluginStatuses,
+            logger: Logger(label: "hearth.server"))
+    }
+}

@@ -1,0 +1,120 @@
+import DriverAPI
+import Foundation
+import HomeCore
+import HomeModel
+import Testing
+
+/// Subscriptions over a real WebSocket: snapshot first, then changes; several per socket,
+/// each tagged with its own id; device and event subscriptions; unsubscribe; ping.
+@Suite struct WebSocketTests {
+    @Test func severalSubscriptionsOnOneSocket_eachGetSnapshotThenChanges() async throws {
+        try await TestHome.with { home in
+            let admin = try home.adminToken()
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"rooms","query":"rooms","mode":"stream"}"#)
+                try await socket.send(#"{"type":"subscribe","id":"lamp","query":"device","device":"test:lamp"}"#)
+                var firstRooms: Value?
+                var firstLamp: Value?
+                while firstRooms == nil || firstLamp == nil, let m = try await socket.next("snapshot", "device") {
+                    if m["id"] == "rooms" { firstRooms = m } else if m["id"] == "lamp" { firstLamp = m }
+                }
+                #expect(firstRooms?["type"] == "snapshot")
+                #expect(firstRooms?["rooms"]?.listValue?.compactMap { $0["name"]?.stringValue } == ["Living Room"])
+                #expect(firstLamp?["device"]?["name"] == "Lamp")
+
+                // A change to each: a new room (by the admin, over HTTP) and the lamp turned on.
+                let created = try await home.call("POST", "rooms", token: admin, body: #"{"name":"Kitchen","structure":"structure-home"}"#)
+                #expect(created.status == 201)
+                let on = try await home.call(
+                    "POST", "commands", token: member, body: #"{"device":"test:lamp","type":"OnOffLight","trait":"OnOff","command":"on"}"#)
+                #expect(on.status == 200)
+
+                var added: Value?
+                var lampOn = false
+                while added == nil || !lampOn, let m = try await socket.next("added", "device") {
+                    if m["id"] == "rooms" { added = m }
+                    if m["id"] == "lamp",
+                        m["device"]?["types"]?.listValue?.first?["traits"]?.listValue?.first(where: { $0["id"] == 6 })?["attributes"]?
+                            .listValue?.first?["value"] == .bool(true)
+                    {
+                        lampOn = true
+                    }
+                }
+                #expect(added?["room"]?["name"] == "Kitchen")
+                #expect(lampOn)
+
+                try await socket.send(#"{"type":"unsubscribe","id":"rooms"}"#)
+                #expect(try await socket.next("unsubscribed")?["id"] == "rooms")
+                try await socket.send(#"{"type":"subscribe","id":"lamp","query":"devices"}"#)
+                #expect(try await socket.next("error")?["error"]?["code"] == "conflict", "ids are unique per socket")
+            }
+        }
+    }
+
+    @Test func batchedDevices_sendsTheWholeSetOnEveryChange() async throws {
+        try await TestHome.with { home in
+            let admin = try home.adminToken()
+            try await SocketProbe.with(home, token: admin) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"all","query":"devices","mode":"batched"}"#)
+                let first = try await socket.next("snapshot")
+                #expect(first?["devices"]?.listValue?.count == 3)
+                let commissioned = try await home.call(
+                    "POST", "devices/test:new-plug/commission", token: admin, body: #"{"name":"Desk Plug","structure":"structure-home"}"#)
+                #expect(commissioned.status == 200, "\(commissioned.text)")
+                let second = try await socket.next("snapshot")
+                #expect(second?["devices"]?.listValue?.compactMap { $0["id"]?.stringValue } == ["test:door", "test:lamp", "test:lock", "test:new-plug"])
+                #expect((second?["version"]?.intValue ?? 0) > (first?["version"]?.intValue ?? 0))
+            }
+        }
+    }
+
+    @Test func events_areDeliveredToSubscribers() async throws {
+        try await TestHome.with { home in
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"ev","query":"events"}"#)
+                #expect(try await socket.next("subscribed")?["id"] == "ev")
+                home.driver.context.emit(
+                    EventReport(localID: "door", trait: BooleanStateTrait.identifier, event: EventID(0), fields: ["StateValue": .bool(false)]))
+                let e = try await socket.next("event")
+                #expect(e?["event"]?["device"] == "test:door")
+                #expect(e?["event"]?["name"] == "StateChange")
+            }
+        }
+    }
+
+    /// A client that does not read while thousands of changes happen is not followed by an
+    /// ever-growing queue: the server waits on the socket, the core's bounded buffer overflows
+    /// into a fresh snapshot, and the client catches up with far fewer messages than changes.
+    @Test func slowStreamClient_isResynced_insteadOfQueuedWithoutBound() async throws {
+        try await TestHome.with { home in
+            let member = try home.memberToken()
+            let system = home.core.home(for: .system)
+            let changes = 6_000
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"d","query":"devices","mode":"stream"}"#)
+                #expect(try await socket.next("snapshot") != nil)
+                // The client reads nothing while the lamp is renamed many times.
+                for i in 0..<changes { try system.edit(.renameDevice(TestHome.lamp, name: i % 2 == 0 ? "Lamp A" : "Lamp B")) }
+                try system.edit(.renameDevice(TestHome.lamp, name: "Final Lamp"))
+
+                var messages = 0
+                var resyncs = 0
+                var caughtUp = false
+                while !caughtUp, let m = try await socket.next() {
+                    messages += 1
+                    if m["type"] == "snapshot" {
+                        resyncs += 1
+                        caughtUp = m["devices"]?.listValue?.contains { $0["name"] == "Final Lamp" } == true
+                    } else if m["type"] == "updated" {
+                        caughtUp = m["device"]?["name"] == "Final Lamp"
+                    }
+                }
+                #expect(caughtUp)
+                #expect(resyncs >= 1, "the backlog overflowed into a fresh snapshot")
+                #expect(messages < changes / 2, "\(messages) messages for \(changes) changes")
+            }
+        }
+    }
+}
