@@ -17,8 +17,10 @@ let package = Package(
         .executable(name: "hearth", targets: ["hearth"]),
         // First-party driver plugins: each a `.so` the host loads exactly like a third-party one.
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
+        .library(name: "MQTTPlugin", type: .dynamic, targets: ["MQTTPlugin"]),
         // Test fixtures: plugins that are wrong on purpose.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
+        .executable(name: "mqtt-benchmark", targets: ["mqtt-benchmark"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -69,6 +71,17 @@ let package = Package(
         .target(
             name: "DemoPlugin", dependencies: [pluginKit], path: "Plugins/Demo", swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
+        // libmosquitto (Debian's libmosquitto-dev), for the MQTT plugin.
+        .systemLibrary(
+            name: "CMosquitto", path: "Plugins/CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
+        .target(
+            name: "MQTTPlugin", dependencies: [pluginKit, "CMosquitto"], path: "Plugins/MQTT", swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
+        // Broker → core throughput and latency of the MQTT plugin against a plain subscriber.
+        .executableTarget(
+            name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", "CMosquitto", pluginKit, logging],
+            path: "Benchmarks/MQTTBenchmark", swiftSettings: settings),
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: settings),
@@ -78,6 +91,9 @@ let package = Package(
         .testTarget(
             name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],
             swiftSettings: settings),
+        .testTarget(
+            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "CMosquitto", "HomeCore", "PluginHost", pluginKit, logging],
+            exclude: ["Fixtures"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )
