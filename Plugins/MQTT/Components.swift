@@ -401,7 +401,9 @@ struct ComponentMapper {
         var entity = base(
             Self.lightType(brightness: hasBrightness, colorTemp: hasColorTemp), rank: 10,
             Self.lightTraits(brightness: hasBrightness, colorTemp: hasColorTemp, minMireds: int("min_mireds"), maxMireds: int("max_mireds")))
-        if let sub = subscription("state_topic", template: "state_value_template", { v, _ throws(PayloadError) in
+        // Tasmota's discovery names the light's state template value_template.
+        let stateTemplate = config["state_value_template"] == nil && config["value_template"] != nil ? "value_template" : "state_value_template"
+        if let sub = subscription("state_topic", template: stateTemplate, { v, _ throws(PayloadError) in
             [.attribute(OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(try Mapping.onOff(v, on: payloadOn, off: payloadOff)))]
         }) {
             entity.subscriptions.append(sub)

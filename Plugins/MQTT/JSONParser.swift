@@ -210,6 +210,10 @@ public struct JSONParser {
         guard let first = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
             throw fail("expected a digit")
         }
+        index += 1
+        if first == UInt8(ascii: "0"), let c = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) {
+            throw fail("a number may not start with 0")
+        }
         while let c = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) { index += 1 }
         if current == UInt8(ascii: ".") {
             isInteger = false

@@ -130,7 +130,7 @@ struct Registry {
             return []
         }
         published.insert(device)
-        told[device] = .online  // the host assumes a (re)published device is online
+        told[device] = nil  // state the connectivity after every (re)publish
         return [.publish(description)] + connectivityEffects(for: [device])
     }
 

@@ -605,7 +605,7 @@ struct Evaluator {
         switch name {
         case "float":
             if let d = Self.number(v), d.isFinite { return .value(.double(d)) }
-            if let fallback = args.first { return .value(fallback) }
+            if let fallback = args.first { return .value(fallback.doubleValue.map { .double($0) } ?? fallback) }
             throw TemplateError("cannot convert \(v.kindName) \(v) to a number (float)")
         case "int":
             if let d = Self.number(v), d.isFinite, abs(d) < 9.2e18 { return .value(.int(Int64(d.rounded(.towardZero)))) }
