@@ -279,7 +279,7 @@ struct Registry {
             refusedDiscovery[key] = nil
             return add(entity)
         } catch {
-            return refuse(error.message)
+            return refuse(([error.message] + mapper.problems).joined(separator: "; "))
         }
     }
 
