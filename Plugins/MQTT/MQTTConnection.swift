@@ -1,11 +1,13 @@
 import CMosquitto
+import Foundation
 import Synchronization
 
 /// A connection to an MQTT broker through libmosquitto.
 ///
-/// libmosquitto runs its network loop on a thread of its own (`mosquitto_loop_start`): it
-/// connects, reconnects with exponential backoff when the connection drops, and calls the
-/// handlers on that thread, one at a time. Handlers must not block.
+/// The network loop runs on a thread of its own: it connects (retrying with exponential backoff
+/// while the broker cannot be reached), runs libmosquitto's loop, which reconnects with the same
+/// backoff when an established connection drops, and calls the handlers on that thread, one at
+/// a time. Handlers must not block.
 ///
 /// ```swift
 /// let connection = try MQTTConnection(options: .init(host: "127.0.0.1", port: 1883), handlers: handlers)
@@ -16,8 +18,8 @@ import Synchronization
 /// ```
 public final class MQTTConnection: @unchecked Sendable {
     // @unchecked: `handle` is a C pointer (not Sendable); libmosquitto guards the client behind
-    // it with its own mutexes once its loop thread runs (mosquitto_loop_start sets it
-    // threaded). Everything else is immutable or in a Mutex.
+    // it with its own mutexes once it is threaded (mosquitto_threaded_set, in start()).
+    // Everything else is immutable, in a Mutex, or thread-safe (NSCondition, DispatchSemaphore).
 
     public struct Options: Sendable {
         public var host: String
@@ -51,8 +53,12 @@ public final class MQTTConnection: @unchecked Sendable {
         public var connected: @Sendable () -> Void = {}
         /// The broker refused the connection (bad credentials, not authorised).
         public var refused: @Sendable (_ reason: String) -> Void = { _ in }
+        /// The broker cannot be reached (logged once per reason; retried with backoff).
+        public var unreachable: @Sendable (_ reason: String) -> Void = { _ in }
         /// The connection dropped (`expected` when ``stop()`` asked for it).
         public var disconnected: @Sendable (_ expected: Bool, _ reason: String) -> Void = { _, _ in }
+        /// The broker acknowledged the subscription with this message ID.
+        public var subscribed: @Sendable (_ messageID: Int32) -> Void = { _ in }
         /// A message arrived. The payload is valid only during the call.
         public var message: @Sendable (_ topic: String, _ payload: UnsafeRawBufferPointer, _ retained: Bool) -> Void = { _, _, _ in }
 
@@ -74,8 +80,12 @@ public final class MQTTConnection: @unchecked Sendable {
     let handle: OpaquePointer
     let box: Box
     let options: Options
-    /// Whether the network thread is stopped.
+    /// Whether the network thread is stopped (or never started).
     let stopped = Mutex(true)
+    /// Wakes the network thread from a backoff delay when ``stop()`` is called.
+    let wake = NSCondition()
+    /// Signalled when the network thread ends.
+    let finished = DispatchSemaphore(value: 0)
 
     private static let library: Int32 = mosquitto_lib_init()
 
@@ -129,6 +139,10 @@ public final class MQTTConnection: @unchecked Sendable {
             let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
             box.handlers.disconnected(rc == 0, rc == 0 ? "disconnected" : String(cString: mosquitto_strerror(rc)))
         }
+        mosquitto_subscribe_callback_set(handle) { _, context, mid, _, _ in
+            guard let context else { return }
+            Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().handlers.subscribed(mid)
+        }
         mosquitto_message_callback_set(handle) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
             let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
@@ -150,17 +164,50 @@ public final class MQTTConnection: @unchecked Sendable {
         }
     }
 
-    /// Starts the network thread and connects; a broker that is not up yet is retried with backoff.
+    /// Starts the network thread, which connects; a broker that is not up yet is retried with backoff.
     public func start() throws(Failure) {
-        try stopped.withLock { (stopped) throws(Failure) in
-            guard stopped else { return }
-            let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepalive))
-            // A refused or unreachable broker is retried by the loop thread; anything else is fatal.
-            if rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_ERRNO.rawValue, rc != MOSQ_ERR_NO_CONN.rawValue {
-                try check(rc, "connecting to \(options.host):\(options.port)")
+        let start = stopped.withLock { stopped -> Bool in
+            defer { stopped = false }
+            return stopped
+        }
+        guard start else { return }
+        try check(mosquitto_threaded_set(handle, true), "preparing the network thread")
+        let thread = Thread { [self] in networkLoop() }
+        thread.name = "mqtt \(options.host):\(options.port)"
+        thread.start()
+    }
+
+    var isStopped: Bool { stopped.withLock { $0 } }
+
+    /// Connects, runs libmosquitto's loop until it gives up or ``stop()`` is called, and connects
+    /// again after a backoff delay (doubling from the minimum to the maximum).
+    private func networkLoop() {
+        defer { finished.signal() }
+        var delay = max(options.reconnectDelay.minimum, 1)
+        var lastFailure: String?
+        while !isStopped {
+            let rc = mosquitto_connect(handle, options.host, Int32(options.port), Int32(options.keepalive))
+            if isStopped {
+                if rc == MOSQ_ERR_SUCCESS.rawValue { mosquitto_disconnect(handle) }
+                break
             }
-            try check(mosquitto_loop_start(handle), "starting the network thread")
-            stopped = false
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                lastFailure = nil
+                delay = max(options.reconnectDelay.minimum, 1)
+                // Returns when stop() disconnects, or after an error libmosquitto will not retry.
+                mosquitto_loop_forever(handle, 1000, 1)
+                if isStopped { break }
+            } else {
+                let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
+                if reason != lastFailure {
+                    lastFailure = reason
+                    box.handlers.unreachable(reason)
+                }
+            }
+            wake.lock()
+            if !isStopped { _ = wake.wait(until: Date(timeIntervalSinceNow: Double(delay))) }
+            wake.unlock()
+            delay = min(delay * 2, max(options.reconnectDelay.maximum, options.reconnectDelay.minimum, 1))
         }
     }
 
@@ -172,12 +219,18 @@ public final class MQTTConnection: @unchecked Sendable {
         }
         guard wasRunning else { return }
         mosquitto_disconnect(handle)
-        mosquitto_loop_stop(handle, false)
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+        finished.wait()
     }
 
-    /// Subscribes to a topic filter.
-    public func subscribe(_ topic: String, qos: Int32 = 1) throws(Failure) {
-        try check(mosquitto_subscribe(handle, nil, topic, qos), "subscribing to \(topic)")
+    /// Subscribes to a topic filter; returns the message ID the acknowledgement will carry.
+    @discardableResult
+    public func subscribe(_ topic: String, qos: Int32 = 1) throws(Failure) -> Int32 {
+        var mid: Int32 = 0
+        try check(mosquitto_subscribe(handle, &mid, topic, qos), "subscribing to \(topic)")
+        return mid
     }
 
     public func unsubscribe(_ topic: String) throws(Failure) {

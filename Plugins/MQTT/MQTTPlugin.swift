@@ -79,6 +79,9 @@ public final class MQTTPlugin: DriverPlugin {
     /// Every topic the plugin subscribes to.
     public var subscribedTopics: Set<String> { runtime.withLock { $0?.registry.withLock { $0.subscribedTopics } } ?? [] }
 
+    /// Topics whose subscription the broker has acknowledged on the current connection.
+    public var acknowledgedSubscriptions: Set<String> { runtime.withLock { $0?.subscriptions.withLock { $0.acknowledged } } ?? [] }
+
     /// Whether the broker connection is up.
     public var isConnected: Bool { runtime.withLock { $0?.registry.withLock { $0.connected } } ?? false }
 }
@@ -90,6 +93,8 @@ final class Runtime: Sendable {
     let connection = Mutex<MQTTConnection?>(nil)
     /// The reason the broker last refused us (logged when it changes).
     let refusal = Mutex<String?>(nil)
+    /// Subscriptions sent (by message ID) and acknowledged, on the current connection.
+    let subscriptions = Mutex<(pending: [Int32: String], acknowledged: Set<String>)>(([:], []))
 
     init(context: any DriverContext, registry: Registry) {
         self.context = context
@@ -110,7 +115,19 @@ final class Runtime: Sendable {
             }
             if isNew { context.log(.error, "the MQTT broker at \(endpoint) refused the connection: \(reason); retrying with backoff") }
         }
+        h.unreachable = { [self] reason in
+            context.log(.warning, "cannot reach the MQTT broker at \(endpoint): \(reason); retrying with backoff")
+        }
+        h.subscribed = { [self] mid in
+            let topic = subscriptions.withLock { s -> String? in
+                guard let topic = s.pending.removeValue(forKey: mid) else { return nil }
+                s.acknowledged.insert(topic)
+                return topic
+            }
+            if let topic { context.log(.debug, "subscribed to \(topic)") }
+        }
         h.disconnected = { [self] expected, reason in
+            subscriptions.withLock { $0 = ([:], []) }
             let wasConnected = registry.withLock { $0.connected }
             perform(registry.withLock { $0.connectionDown() })
             if !expected, wasConnected {
@@ -138,11 +155,16 @@ final class Runtime: Sendable {
                 // While disconnected this fails; connecting subscribes every topic again.
                 guard let c = connection.withLock({ $0 }) else { continue }
                 do {
-                    try c.subscribe(topic, qos: qos)
+                    // Held across the call so the acknowledgement cannot arrive before its ID is noted.
+                    try subscriptions.withLock { s in
+                        let mid = try c.subscribe(topic, qos: qos)
+                        s.pending[mid] = topic
+                    }
                 } catch {
                     if registry.withLock({ $0.connected }) { context.log(.warning, "\(error)") }
                 }
             case .unsubscribe(let topic):
+                subscriptions.withLock { _ = $0.acknowledged.remove(topic) }
                 try? connection.withLock { $0 }?.unsubscribe(topic)
             }
         }

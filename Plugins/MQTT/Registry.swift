@@ -297,12 +297,15 @@ struct Registry {
         return effects + connectivityEffects(for: published.sorted())
     }
 
-    /// The broker connection is down: every device of the plugin is offline; availability
-    /// learnt so far is forgotten (retained messages restate it after reconnecting).
+    /// The broker connection is down: every device of the plugin is offline, and stays offline
+    /// after reconnecting until its availability topic says otherwise (retained availability
+    /// messages restate it at once).
     mutating func connectionDown() -> [Effect] {
         connected = false
-        availability = [:]
-        latestAvailability = [:]
+        for (key, entity) in entities where !entity.availability.isEmpty {
+            for a in entity.availability { availability[key, default: [:]][a.topic] = false }
+            latestAvailability[key] = false
+        }
         for device in published { told[device] = .offline }
         return [.connectivity(.offline, device: nil)]
     }

@@ -27,11 +27,12 @@ final class MosquittoBroker: Sendable {
         self.directory = directory
     }
 
-    /// Starts a broker bound to 127.0.0.1 on a free port; returns once it accepts connections.
-    static func start() async throws -> MosquittoBroker {
+    /// Starts a broker bound to 127.0.0.1 on `port` (a free one by default); returns once it
+    /// accepts connections.
+    static func start(port: Int? = nil) async throws -> MosquittoBroker {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let broker = MosquittoBroker(port: try freeLoopbackPort(), directory: directory)
+        let broker = MosquittoBroker(port: try port ?? freeLoopbackPort(), directory: directory)
         try await broker.launch()
         return broker
     }
@@ -90,11 +91,14 @@ final class MosquittoBroker: Sendable {
         throw BrokerError("mosquitto did not start on port \(port):\n" + log.joined(separator: "\n"))
     }
 
-    /// Stops the broker (SIGTERM) and waits for it to exit.
+    /// Stops the broker abruptly (SIGKILL, as a crash or power cut would) and waits for it to exit.
+    ///
+    /// SIGKILL because the test runner's threads block SIGTERM and a spawned child inherits
+    /// that mask, so mosquitto would never see a SIGTERM.
     func stop() {
         guard let p = process.withLock({ p in defer { p = nil }; return p }) else { return }
         if p.isRunning {
-            p.terminate()
+            kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
         }
     }
