@@ -122,6 +122,25 @@ final class Arrivals: Sendable {
 progress("mosquitto on 127.0.0.1:\(port)")
 let plainArrivals = Arrivals()
 let coreArrivals = Arrivals()
+let pluginArrivals = Arrivals()
+
+/// A host that only notes the reported temperature: the plugin's own cost, without the core.
+final class NoteTakingContext: DriverContext {
+    let pluginID = "mqtt"
+    let configuration: PluginConfiguration
+    let published = Mutex(false)
+    init(configuration: PluginConfiguration) { self.configuration = configuration }
+    func publish(_ device: DeviceDescription) { published.withLock { $0 = true } }
+    func remove(device localID: String) {}
+    func report(_ reports: [AttributeReport]) {
+        for r in reports where r.attribute == TemperatureMeasurementTrait.Attribute.measuredValue {
+            if let v = r.value.intValue { pluginArrivals.record(Double(v) / 100) }
+        }
+    }
+    func emit(_ event: EventReport) {}
+    func setConnectivity(_ state: ConnectivityState, device localID: String?) {}
+    func log(_ level: LogLevel, _ message: String, device localID: String?) {}
+}
 
 // The ceiling: a plain libmosquitto subscriber that parses nothing beyond the number.
 let (plainAcks, plainAcksContinuation) = AsyncStream<Int32>.makeStream()
@@ -145,6 +164,11 @@ let configuration = PluginConfiguration(
 let plugin = MQTTPlugin()
 let context = core.context(for: "mqtt", configuration: configuration)
 let pluginTask = Task { try await plugin.run(context: context) }
+let bare = MQTTPlugin()
+let bareContext = NoteTakingContext(
+    configuration: PluginConfiguration(
+        value: ["broker": ["host": "127.0.0.1", "port": .int(Int64(port)), "clientID": "bench-plugin-only"]], file: "bench", keyPath: "plugins.mqtt"))
+let bareTask = Task { try await bare.run(context: bareContext) }
 
 let publisher = try await connect("bench-publisher")
 try publisher.publish(
@@ -155,7 +179,9 @@ try publisher.publish(
 let home = core.home(for: .system)
 let deviceID = DeviceID(plugin: "mqtt", local: "bench-thermometer")
 // Wait until the device exists and the plugin is subscribed to its state topic.
-while !plugin.acknowledgedSubscriptions.contains(topic) || (try? home.currentDevice(id: deviceID)) == nil {
+while !plugin.acknowledgedSubscriptions.contains(topic) || !bare.acknowledgedSubscriptions.contains(topic)
+    || (try? home.currentDevice(id: deviceID)) == nil
+{
     try await Task.sleep(for: .milliseconds(1))
 }
 
@@ -175,18 +201,22 @@ func payload(_ value: Double) -> String { #"{"t":\#(value)}"# }
 
 var plainLatencies: [Double] = []
 var coreLatencies: [Double] = []
+var pluginLatencies: [Double] = []
 for i in 0..<latencySamples {
     let value = temperature(i + 7)
     let sent = now()
     try publisher.publish(topic, payload: payload(value), qos: 0)
     let p = await plainArrivals.wait(for: value)
     let c = await coreArrivals.wait(for: value)
+    let b = await pluginArrivals.wait(for: value)
     if i >= 100 {  // warm-up excluded
         plainLatencies.append(Double(p - sent) / 1000)
         coreLatencies.append(Double(c - sent) / 1000)
+        pluginLatencies.append(Double(b - sent) / 1000)
     }
     plainArrivals.reset()
     coreArrivals.reset()
+    pluginArrivals.reset()
 }
 
 func percentile(_ xs: [Double], _ p: Double) -> Double {
@@ -213,14 +243,51 @@ for i in 0..<(messageCount - 1) {
 try publisher.publish(topic, payload: payload(sentinel), qos: 0)
 let plainDone = await plainArrivals.wait(for: sentinel)
 let coreDone = await coreArrivals.wait(for: sentinel)
+let pluginDone = await pluginArrivals.wait(for: sentinel)
+let pluginRate = Double(messageCount) / (Double(pluginDone - start) / 1e9)
 let plainRate = Double(messageCount) / (Double(plainDone - start) / 1e9)
 let coreRate = Double(messageCount) / (Double(coreDone - start) / 1e9)
 
 observer.cancel()
 pluginTask.cancel()
+bareTask.cancel()
 _ = try? await pluginTask.value
+_ = try? await bareTask.value
 plain.stop()
 publisher.stop()
+
+// MARK: The plugin's own work per message, in-process (no broker, no threads).
+
+let cpuPerMessage: Double = {
+    var registry = MQTTPlugin.benchmarkRegistry()
+    let n = 200_000
+    let payloads = (0..<1000).map { Array(payload(temperature($0)).utf8) }
+    let t0 = now()
+    var reports = 0
+    for i in 0..<n { reports += MQTTPlugin.benchmarkReceive(&registry, topic: topic, payload: payloads[i % 1000]) }
+    precondition(reports == n)
+    return Double(now() - t0) / Double(n) / 1000
+}()
+
+// The core's work per report, in-process: the same device, reports from the plugin's context.
+let corePerReport: Double = {
+    let quiet = HomeCore(logger: logger)
+    let context = quiet.context(for: "mqtt")
+    context.publish(
+        DeviceDescription(
+            localID: "t", name: "T",
+            types: [DeviceTypeDescription(id: TemperatureSensorDeviceType.identifier, isPrimary: true, traits: [TemperatureMeasurementTrait.identifier: [:]])]))
+    let n = 200_000
+    let t0 = now()
+    for i in 0..<n {
+        context.report([
+            AttributeReport(
+                localID: "t", deviceType: TemperatureSensorDeviceType.identifier, trait: TemperatureMeasurementTrait.identifier,
+                attribute: TemperatureMeasurementTrait.Attribute.measuredValue, value: .int(Int64(i % 30_000 - 5_000)))
+        ])
+    }
+    return Double(now() - t0) / Double(n) / 1000
+}()
 
 func f(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
 print("""
@@ -228,8 +295,12 @@ print("""
 
                           messages/s   p50 latency   p99 latency
     plain subscriber      \(f(plainRate).padding(toLength: 12, withPad: " ", startingAt: 0)) \(f(percentile(plainLatencies, 0.5), 1)) µs       \(f(percentile(plainLatencies, 0.99), 1)) µs
+    plugin alone          \(f(pluginRate).padding(toLength: 12, withPad: " ", startingAt: 0)) \(f(percentile(pluginLatencies, 0.5), 1)) µs       \(f(percentile(pluginLatencies, 0.99), 1)) µs
     hearth core           \(f(coreRate).padding(toLength: 12, withPad: " ", startingAt: 0)) \(f(percentile(coreLatencies, 0.5), 1)) µs       \(f(percentile(coreLatencies, 0.99), 1)) µs
     core / plain          \(f(coreRate / plainRate * 100, 1)) %       +\(f(percentile(coreLatencies, 0.5) - percentile(plainLatencies, 0.5), 1)) µs      +\(f(percentile(coreLatencies, 0.99) - percentile(plainLatencies, 0.99), 1)) µs
 
-    plain subscriber received \(plainArrivals.count) of \(messageCount); the core refused \(core.rejectedInputCount - rejectedBefore) reports; the plugin refused \(plugin.malformedPayloads.values.reduce(0, +)) payloads
+    the plugin's own work (parse, template, map) per message, in-process: \(f(cpuPerMessage, 2)) µs
+    the core's work per report (no observer), in-process: \(f(corePerReport, 2)) µs
+    plugin alone: the plugin reporting to a host that only notes the value (no core), for the breakdown
+    plain subscriber received \(plainArrivals.count) of \(messageCount), the plugin alone \(pluginArrivals.count); the core refused \(core.rejectedInputCount - rejectedBefore) reports; the plugin refused \(plugin.malformedPayloads.values.reduce(0, +)) payloads
     """)

@@ -18,7 +18,8 @@ enum Discovery {
 
     /// Parses a discovery topic; nil when `topic` is not one (a state topic under the prefix).
     static func parseTopic(_ topic: String, prefix: String) -> Topic? {
-        guard topic.hasPrefix(prefix + "/") else { return nil }
+        guard topic.hasSuffix("/config"), topic.hasPrefix(prefix), topic.utf8.dropFirst(prefix.utf8.count).first == UInt8(ascii: "/")
+        else { return nil }
         let parts = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
         guard parts.last == "config", parts.count == 3 || parts.count == 4, !parts.dropLast().contains(where: \.isEmpty)
         else { return nil }

@@ -24,7 +24,7 @@ final class Message {
         Result { () throws(JSONParser.Failure) -> Value in try JSONParser.parse(bytes) }
     }
 
-    var variables: Template.Variables { Template.Variables(value: text, json: json) }
+    var variables: Template.Variables { Template.Variables(message: self) }
 }
 
 /// Why a payload was refused: it did not parse, or its value is out of range.

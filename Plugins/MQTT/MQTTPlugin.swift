@@ -192,3 +192,29 @@ public func hearthPluginCompilerTag() -> UnsafePointer<CChar> { HearthPluginABI.
 
 @_cdecl("hearth_plugin_create")
 public func hearthPluginCreate() -> UnsafeMutableRawPointer { HearthPluginABI.export(MQTTPlugin()) }
+
+extension MQTTPlugin {
+    /// For `mqtt-benchmark`: a connected registry with one discovered temperature sensor on
+    /// `bench/thermometer` (an opaque box, so the registry stays internal).
+    public static func benchmarkRegistry() -> BenchmarkRegistry {
+        var registry = Registry()
+        _ = registry.connectionUp()
+        _ = registry.receive(
+            Message(
+                topic: "homeassistant/sensor/bench/thermometer/config",
+                text: #"{"stat_t": "bench/thermometer", "val_tpl": "{{ value_json.t }}", "dev_cla": "temperature", "unit_of_meas": "°C", "uniq_id": "bench-thermometer"}"#))
+        return BenchmarkRegistry(registry: registry)
+    }
+
+    /// For `mqtt-benchmark`: handles one message; returns how many attribute reports it produced.
+    public static func benchmarkReceive(_ box: inout BenchmarkRegistry, topic: String, payload: [UInt8]) -> Int {
+        box.registry.receive(Message(topic: topic, payload: payload)).reduce(0) { n, effect in
+            if case .report(let r) = effect { n + r.count } else { n }
+        }
+    }
+}
+
+/// The plugin's registry, opaque, for `mqtt-benchmark`.
+public struct BenchmarkRegistry {
+    var registry: Registry
+}

@@ -43,8 +43,9 @@ struct Registry {
     private(set) var values: [String: [TraitID: [AttributeID: Value]]] = [:]
     /// Connectivity last told to the host, by device.
     private var told: [String: ConnectivityState] = [:]
-    /// Devices published to the host.
+    /// Devices published to the host, with the traits their description carries.
     private var published: Set<String> = []
+    private var publishedTraits: [String: Set<TraitID>] = [:]
     private(set) var connected = false
     /// Refused payloads by entity key.
     private(set) var malformed: [String: Int] = [:]
@@ -124,12 +125,14 @@ struct Registry {
             if devices[device]?.isEmpty ?? true { devices[device] = nil }
             if published.remove(device) != nil {
                 told[device] = nil
+                publishedTraits[device] = nil
                 values[device] = nil
                 return [.remove(device)]
             }
             return []
         }
         published.insert(device)
+        publishedTraits[device] = Set(description.types.flatMap { $0.traits.keys })
         told[device] = nil  // state the connectivity after every (re)publish
         return [.publish(description)] + connectivityEffects(for: [device])
     }
@@ -225,8 +228,12 @@ struct Registry {
         for update in updates {
             switch update {
             case .attribute(let trait, let attribute, let value):
+                // A value for a trait the device does not carry (a battery level in the
+                // attributes of an entity whose device has no Power Source) has nowhere to go.
+                guard publishedTraits[device]?.contains(trait) == true else { continue }
                 values[device, default: [:]][trait, default: [:]][attribute] = value
-                reports.append(AttributeReport(localID: device, deviceType: entity.deviceType, trait: trait, attribute: attribute, value: value))
+                let type = entity.traits[trait] != nil ? entity.deviceType : nil
+                reports.append(AttributeReport(localID: device, deviceType: type, trait: trait, attribute: attribute, value: value))
             case .event(let trait, let event, let fields):
                 if trait == SwitchTrait.identifier, let position = fields["NewPosition"] {
                     values[device, default: [:]][trait, default: [:]][SwitchTrait.Attribute.currentPosition] = position

@@ -56,16 +56,31 @@ struct Template: Sendable, Hashable {
 
     /// What a template sees: `value` (the payload as text), `value_json` (the payload parsed as
     /// JSON, when it is JSON) and any extra names (command templates get their arguments).
+    ///
+    /// Built over a ``Message``, the text and the JSON are computed only if the template
+    /// uses them, once per message.
     struct Variables {
-        var value: String
-        var json: Result<Value, JSONParser.Failure>?
-        var extra: [String: Value] = [:]
+        private let message: Message?
+        private let fixedValue: String
+        private let fixedJSON: Result<Value, JSONParser.Failure>?
+        let extra: [String: Value]
 
         init(value: String, json: Result<Value, JSONParser.Failure>?, extra: [String: Value] = [:]) {
-            self.value = value
-            self.json = json
+            message = nil
+            fixedValue = value
+            fixedJSON = json
             self.extra = extra
         }
+
+        init(message: Message) {
+            self.message = message
+            fixedValue = ""
+            fixedJSON = nil
+            extra = [:]
+        }
+
+        var value: String { message?.text ?? fixedValue }
+        var json: Result<Value, JSONParser.Failure>? { message.map(\.json) ?? fixedJSON }
     }
 }
 

@@ -214,3 +214,22 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONAttributesTests {
+    @Test func batteryInJSONAttributes_landsOnlyOnADeviceWithAPowerSource() {
+        let host = TestHost(pluginID: "mqtt")
+        var registry = Registry()
+        func send(_ topic: String, _ payload: String) {
+            ComponentMappingTests.apply(registry.receive(Message(topic: topic, text: payload)), to: host)
+        }
+        ComponentMappingTests.apply(registry.connectionUp(), to: host)
+        send("homeassistant/sensor/d/t/config", #"{"stat_t": "d/state", "json_attr_t": "d/attr", "dev_cla": "temperature", "uniq_id": "t", "dev": {"ids": "d"}}"#)
+        send("d/attr", #"{"battery": 50, "linkquality": 90}"#)
+        #expect(host.value("d", PowerSourceTrait.identifier, PowerSourceTrait.Attribute.batPercentRemaining) == nil)
+        send("homeassistant/sensor/d/b/config", #"{"stat_t": "d/battery", "dev_cla": "battery", "uniq_id": "b", "dev": {"ids": "d"}}"#)
+        send("d/attr", #"{"battery": 50}"#)
+        #expect(host.value("d", PowerSourceTrait.identifier, PowerSourceTrait.Attribute.batPercentRemaining) == .int(100))
+        send("d/attr", "[1, 2]")
+        #expect(registry.malformed["sensor/d/t"] == 1)
+    }
+}
