@@ -64,25 +64,27 @@ final class MosquittoBroker: Sendable {
         p.standardError = pipe
         p.standardOutput = FileHandle.nullDevice
         let (lines, continuation) = AsyncStream<String>.makeStream()
-        let buffer = Mutex("")
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                continuation.finish()
-                handle.readabilityHandler = nil
-                return
-            }
-            let complete: [String] = buffer.withLock { b in
-                b += String(decoding: data, as: UTF8.self)
-                var parts = b.components(separatedBy: "\n")
-                b = parts.removeLast()
-                return parts
-            }
-            for line in complete { continuation.yield(line) }
-        }
         p.terminationHandler = { _ in continuation.finish() }
         try p.run()
         process.withLock { $0 = p }
+        // Drain mosquitto's log on a thread of its own until it exits (EOF), with blocking reads:
+        // a dispatch-source readability handler races with the pipe's teardown.
+        let reader = Thread {
+            let fd = pipe.fileHandleForReading.fileDescriptor
+            var pending = ""
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                pending += String(decoding: buffer[0..<n], as: UTF8.self)
+                var parts = pending.components(separatedBy: "\n")
+                pending = parts.removeLast()
+                for line in parts { continuation.yield(line) }
+            }
+            continuation.finish()
+            _ = pipe
+        }
+        reader.start()
         var log: [String] = []
         for await line in lines {
             log.append(line)
