@@ -1,4 +1,5 @@
 import DriverAPI
+import Foundation
 import HomeModel
 
 /// The plugin's section of `hearth.yaml` (`plugins.mqtt`).
@@ -79,6 +80,15 @@ struct MQTTConfiguration: Decodable, Sendable {
         }
         if let k = broker?.keepalive, !(5...65535).contains(k) {
             throw .invalidArgument(configuration.problem(at: "broker.keepalive", "must be between 5 and 65535 seconds, not \(k)"))
+        }
+        for (key, path) in [("caFile", broker?.caFile), ("certFile", broker?.certFile), ("keyFile", broker?.keyFile)] {
+            guard let path else { continue }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw .invalidArgument(configuration.problem(at: "broker.\(key)", "cannot read \(path) (missing, or no permission)"))
+            }
+        }
+        if (broker?.certFile == nil) != (broker?.keyFile == nil) {
+            throw .invalidArgument(configuration.problem(at: "broker", "certFile and keyFile go together"))
         }
         if let r = broker?.reconnect {
             let lo = r.minimumDelay ?? 1

@@ -38,6 +38,11 @@ import Testing
         let e5 = #expect(throws: HomeError.self) { try plugin.validate(configuration: badPort) }
         #expect(e5?.message == "hearth.yaml:3: plugins.mqtt.broker.port: must be between 1 and 65535, not 70000")
 
+        let missingCA = PluginConfiguration(
+            value: ["broker": ["caFile": "/nonexistent/ca.pem"]], file: "hearth.yaml", keyPath: "plugins.mqtt", lines: ["broker.caFile": 5])
+        let e6 = #expect(throws: HomeError.self) { try plugin.validate(configuration: missingCA) }
+        #expect(e6?.message == "hearth.yaml:5: plugins.mqtt.broker.caFile: cannot read /nonexistent/ca.pem (missing, or no permission)")
+
         let wrongType = PluginConfiguration(value: ["broker": ["port": "many"]], file: "hearth.yaml", keyPath: "plugins.mqtt")
         #expect(throws: HomeError.self) { try plugin.validate(configuration: wrongType) }
     }
