@@ -192,11 +192,15 @@ public final class MQTTConnection: @unchecked Sendable {
                 break
             }
             if rc == MOSQ_ERR_SUCCESS.rawValue {
-                lastFailure = nil
-                delay = max(options.reconnectDelay.minimum, 1)
-                // Returns when stop() disconnects, or after an error libmosquitto will not retry.
-                mosquitto_loop_forever(handle, 1000, 1)
+                // Returns when stop() disconnects, or after an error libmosquitto will not retry
+                // (a TLS handshake the broker's certificate fails, refused credentials…).
+                let loopRC = mosquitto_loop_forever(handle, 1000, 1)
                 if isStopped { break }
+                let reason = String(cString: mosquitto_strerror(loopRC))
+                if loopRC != MOSQ_ERR_SUCCESS.rawValue, reason != lastFailure {
+                    lastFailure = reason
+                    box.handlers.unreachable(reason)
+                }
             } else {
                 let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
                 if reason != lastFailure {

@@ -214,4 +214,31 @@ import Testing
         #expect(plugin.isConnected)
         #expect(host.devices.count == 1)
     }
+
+    @Test func connectsOverTLS_trustingTheConfiguredCA_andRefusesAnotherCA() async throws {
+        let broker = try await MosquittoBroker.start(tls: true)
+        defer { broker.stop() }
+        let (plugin, host, task) = try await Self.startPlugin(broker, ["broker": [
+            "host": "127.0.0.1", "port": .int(Int64(broker.port)), "caFile": .string(broker.caFile),
+            "reconnect": ["minimumDelay": 1, "maximumDelay": 1],
+        ]])
+        defer { task.cancel() }
+        try await broker.mosquittoPub("homeassistant/switch/plug/config", Self.plug, retain: true, tls: true)
+        _ = try await within { await host.waitForDevice("plug-1") }
+        #expect(plugin.isConnected)
+
+        // A client that trusts another CA never connects, and says why.
+        let other = try await MosquittoBroker.start(tls: true)
+        defer { other.stop() }
+        let stranger = MQTTPlugin()
+        let strangerHost = TestHost(
+            pluginID: "mqtt",
+            configuration: ["broker": ["port": .int(Int64(broker.port)), "caFile": .string(other.caFile), "reconnect": ["minimumDelay": 1, "maximumDelay": 1]]])
+        let strangerTask = try strangerHost.start(stranger)
+        defer { strangerTask.cancel() }
+        try await within(20, "a log line about the failed TLS connection") {
+            await strangerHost.wait { $0.logLines.contains { $0.contains("cannot reach the MQTT broker") && $0.contains("TLS") } }
+        }
+        #expect(!stranger.isConnected)
+    }
 }

@@ -22,17 +22,24 @@ final class MosquittoBroker: Sendable {
     static let executable = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    private init(port: Int, directory: URL) {
+    /// TLS files when the broker listens with TLS: the CA the client must trust.
+    let tls: Bool
+
+    private init(port: Int, directory: URL, tls: Bool) {
         self.port = port
         self.directory = directory
+        self.tls = tls
     }
+
+    var caFile: String { directory.appendingPathComponent("ca.pem").path }
 
     /// Starts a broker bound to 127.0.0.1 on `port` (a free one by default); returns once it
     /// accepts connections.
-    static func start(port: Int? = nil) async throws -> MosquittoBroker {
+    static func start(port: Int? = nil, tls: Bool = false) async throws -> MosquittoBroker {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let broker = MosquittoBroker(port: try port ?? freeLoopbackPort(), directory: directory)
+        let broker = MosquittoBroker(port: try port ?? freeLoopbackPort(), directory: directory, tls: tls)
+        if tls { try await broker.makeCertificates() }
         try await broker.launch()
         return broker
     }
@@ -46,7 +53,7 @@ final class MosquittoBroker: Sendable {
     private func launch() async throws {
         guard let executable = Self.executable else { throw BrokerError("mosquitto is not installed (scripts/setup installs it)") }
         let config = directory.appendingPathComponent("mosquitto.conf")
-        try """
+        try ("""
             listener \(port) 127.0.0.1
             allow_anonymous true
             persistence false
@@ -56,7 +63,12 @@ final class MosquittoBroker: Sendable {
             log_type notice
             log_type information
             max_queued_messages 100000
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """ + (tls ? """
+
+            cafile \(caFile)
+            certfile \(directory.appendingPathComponent("server.pem").path)
+            keyfile \(directory.appendingPathComponent("server.key").path)
+            """ : "")).write(to: config, atomically: true, encoding: .utf8)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = ["-c", config.path]
@@ -91,6 +103,24 @@ final class MosquittoBroker: Sendable {
             if line.contains("running") { return }
         }
         throw BrokerError("mosquitto did not start on port \(port):\n" + log.joined(separator: "\n"))
+    }
+
+    /// A throwaway CA and a server certificate for 127.0.0.1, made with the openssl command.
+    func makeCertificates() async throws {
+        let d = directory.path
+        let openssl = "/usr/bin/openssl"
+        try await Self.run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=Hearth test CA",
+            "-keyout", "\(d)/ca.key", "-out", "\(d)/ca.pem"])
+        try await Self.run(openssl, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=127.0.0.1",
+            "-keyout", "\(d)/server.key", "-out", "\(d)/server.csr"])
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: "\(d)/san.ext", atomically: true, encoding: .utf8)
+        try await Self.run(openssl, ["x509", "-req", "-in", "\(d)/server.csr", "-CA", "\(d)/ca.pem", "-CAkey", "\(d)/ca.key",
+            "-CAcreateserial", "-days", "1", "-extfile", "\(d)/san.ext", "-out", "\(d)/server.pem"])
+        // mosquitto drops to its own user when started as root: let it read the files.
+        for f in ["ca.pem", "server.pem", "server.key"] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: "\(d)/\(f)")
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: d)
     }
 
     /// Stops the broker abruptly (SIGKILL, as a crash or power cut would) and waits for it to exit.
@@ -131,8 +161,9 @@ final class MosquittoBroker: Sendable {
     }
 
     /// Publishes with the `mosquitto_pub` client, as a device on the network would.
-    func mosquittoPub(_ topic: String, _ payload: String, retain: Bool = false, qos: Int = 1) async throws {
+    func mosquittoPub(_ topic: String, _ payload: String, retain: Bool = false, qos: Int = 1, tls: Bool = false) async throws {
         var arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", String(qos)]
+        if tls { arguments += ["--cafile", caFile] }
         if payload.isEmpty { arguments.append("-n") } else { arguments += ["-m", payload] }
         if retain { arguments.append("-r") }
         try await Self.run("/usr/bin/mosquitto_pub", arguments)
@@ -142,6 +173,8 @@ final class MosquittoBroker: Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
         let status: Int32 = try await withCheckedThrowingContinuation { c in
             p.terminationHandler = { c.resume(returning: $0.terminationStatus) }
             do {
