@@ -80,7 +80,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
         // Broker → core throughput and latency of the MQTT plugin against a plain subscriber.
         .executableTarget(
-            name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", "CMosquitto", pluginKit, logging],
+            name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", pluginKit, logging],
             path: "Benchmarks/MQTTBenchmark", swiftSettings: settings),
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
@@ -92,7 +92,7 @@ let package = Package(
             name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],
             swiftSettings: settings),
         .testTarget(
-            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "CMosquitto", "HomeCore", "PluginHost", pluginKit, logging],
+            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "HomeCore", "PluginHost", pluginKit, logging],
             exclude: ["Fixtures"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
