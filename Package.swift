@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "hearth-storage-bench", targets: ["hearth-storage-bench"]),
         // First-party driver plugins: each a `.so` the host loads exactly like a third-party one.
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
+        .library(name: "MQTTPlugin", type: .dynamic, targets: ["MQTTPlugin"]),
         // Test fixtures: plugins that are wrong on purpose.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "WrongCompilerPlugin", type: .dynamic, targets: ["WrongCompilerPlugin"]),
@@ -29,6 +30,7 @@ let package = Package(
         .library(name: "DuplicateIDPlugin", type: .dynamic, targets: ["DuplicateIDPlugin"]),
         .library(name: "FlakyPlugin", type: .dynamic, targets: ["FlakyPlugin"]),
         .library(name: "CrashingPlugin", type: .dynamic, targets: ["CrashingPlugin"]),
+        .executable(name: "mqtt-benchmark", targets: ["mqtt-benchmark"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -137,6 +139,17 @@ let package = Package(
         .target(
             name: "DemoPlugin", dependencies: [pluginKit], path: "Plugins/Demo", swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
+        // libmosquitto (Debian's libmosquitto-dev), for the MQTT plugin.
+        .systemLibrary(
+            name: "CMosquitto", path: "Plugins/CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
+        .target(
+            name: "MQTTPlugin", dependencies: [pluginKit, "CMosquitto"], path: "Plugins/MQTT", swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
+        // Broker → core throughput and latency of the MQTT plugin against a plain subscriber.
+        .executableTarget(
+            name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", pluginKit, logging],
+            path: "Benchmarks/MQTTBenchmark", swiftSettings: settings),
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: settings),
@@ -189,6 +202,9 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),
+        .testTarget(
+            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "HomeCore", "PluginHost", pluginKit, logging],
+            exclude: ["Fixtures"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,258 @@
+import CMosquitto
+import Foundation
+import Synchronization
+
+/// A connection to an MQTT broker through libmosquitto.
+///
+/// The network loop runs on a thread of its own: it connects (retrying with exponential backoff
+/// while the broker cannot be reached), runs libmosquitto's loop, which reconnects with the same
+/// backoff when an established connection drops, and calls the handlers on that thread, one at
+/// a time. Handlers must not block.
+///
+/// ```swift
+/// let connection = try MQTTConnection(options: .init(host: "127.0.0.1", port: 1883), handlers: handlers)
+/// try connection.start()
+/// try connection.subscribe("zigbee2mqtt/#", qos: 1)
+/// try connection.publish("lamp/set", payload: "ON", qos: 1)
+/// connection.stop()
+/// ```
+public final class MQTTConnection: @unchecked Sendable {
+    // @unchecked: `handle` is a C pointer (not Sendable); libmosquitto guards the client behind
+    // it with its own mutexes once it is threaded (mosquitto_threaded_set, in start()).
+    // Everything else is immutable, in a Mutex, or thread-safe (NSCondition, DispatchSemaphore).
+
+    public struct Options: Sendable {
+        public var host: String
+        public var port: Int
+        /// nil: libmosquitto makes up a random one.
+        public var clientID: String?
+        public var username: String?
+        public var password: String?
+        /// Turns TLS on, trusting the certificate authorities in this PEM file.
+        public var caFile: String?
+        /// A client certificate and key, for brokers that require one.
+        public var certFile: String?
+        public var keyFile: String?
+        /// Seconds between keepalive pings.
+        public var keepalive: Int = 60
+        /// First and largest delay between reconnection attempts, in seconds (doubling in between).
+        public var reconnectDelay: (minimum: Int, maximum: Int) = (1, 30)
+        /// Published by the broker when this client disappears (topic, payload).
+        public var will: (topic: String, payload: String)?
+
+        public init(host: String = "127.0.0.1", port: Int = 1883, clientID: String? = nil) {
+            self.host = host
+            self.port = port
+            self.clientID = clientID
+        }
+    }
+
+    /// What the connection reports, called on libmosquitto's thread.
+    public struct Handlers: Sendable {
+        /// The broker accepted the connection (again): subscribe here.
+        public var connected: @Sendable () -> Void = {}
+        /// The broker refused the connection (bad credentials, not authorised).
+        public var refused: @Sendable (_ reason: String) -> Void = { _ in }
+        /// The broker cannot be reached (logged once per reason; retried with backoff).
+        public var unreachable: @Sendable (_ reason: String) -> Void = { _ in }
+        /// The connection dropped (`expected` when ``stop()`` asked for it).
+        public var disconnected: @Sendable (_ expected: Bool, _ reason: String) -> Void = { _, _ in }
+        /// The broker acknowledged the subscription with this message ID.
+        public var subscribed: @Sendable (_ messageID: Int32) -> Void = { _ in }
+        /// A message arrived. The payload is valid only during the call.
+        public var message: @Sendable (_ topic: String, _ payload: UnsafeRawBufferPointer, _ retained: Bool) -> Void = { _, _, _ in }
+
+        public init() {}
+    }
+
+    /// An error from libmosquitto, with its message.
+    public struct Failure: Error, Hashable, Sendable, CustomStringConvertible {
+        public let code: Int32
+        public let message: String
+        public var description: String { message }
+    }
+
+    final class Box: Sendable {
+        let handlers: Handlers
+        init(_ handlers: Handlers) { self.handlers = handlers }
+    }
+
+    let handle: OpaquePointer
+    let box: Box
+    let options: Options
+    /// Whether the network thread is stopped (or never started).
+    let stopped = Mutex(true)
+    /// Wakes the network thread from a backoff delay when ``stop()`` is called.
+    let wake = NSCondition()
+    /// Signalled when the network thread ends.
+    let finished = DispatchSemaphore(value: 0)
+
+    private static let library: Int32 = mosquitto_lib_init()
+
+    /// Creates the client (no network yet).
+    /// - Throws: ``Failure`` when the TLS files or credentials are refused.
+    public init(options: Options, handlers: Handlers) throws(Failure) {
+        _ = Self.library
+        self.options = options
+        box = Box(handlers)
+        guard let h = mosquitto_new(options.clientID, true, Unmanaged.passUnretained(box).toOpaque()) else {
+            throw Failure(code: -1, message: "could not create an MQTT client (client id '\(options.clientID ?? "")' invalid?)")
+        }
+        handle = h
+        do throws(Failure) {
+            try configure()
+        } catch {
+            mosquitto_destroy(h)
+            throw error
+        }
+    }
+
+    private func configure() throws(Failure) {
+        try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "setting the protocol version")
+        if options.username != nil || options.password != nil {
+            try check(mosquitto_username_pw_set(handle, options.username, options.password), "setting the credentials")
+        }
+        if options.caFile != nil || options.certFile != nil {
+            try check(mosquitto_tls_set(handle, options.caFile, nil, options.certFile, options.keyFile, nil),
+                "setting up TLS (caFile \(options.caFile ?? "-"), certFile \(options.certFile ?? "-"), keyFile \(options.keyFile ?? "-"))")
+        }
+        if let will = options.will {
+            let bytes = Array(will.payload.utf8)
+            try check(mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes, 1, true), "setting the last will")
+        }
+        try check(
+            mosquitto_reconnect_delay_set(
+                handle, UInt32(max(options.reconnectDelay.minimum, 1)),
+                UInt32(max(options.reconnectDelay.maximum, options.reconnectDelay.minimum, 1)), true),
+            "setting the reconnect delay")
+        mosquitto_connect_callback_set(handle) { _, context, rc in
+            guard let context else { return }
+            let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
+            if rc == 0 {
+                box.handlers.connected()
+            } else {
+                box.handlers.refused(String(cString: mosquitto_connack_string(rc)))
+            }
+        }
+        mosquitto_disconnect_callback_set(handle) { _, context, rc in
+            guard let context else { return }
+            let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
+            box.handlers.disconnected(rc == 0, rc == 0 ? "disconnected" : String(cString: mosquitto_strerror(rc)))
+        }
+        mosquitto_subscribe_callback_set(handle) { _, context, mid, _, _ in
+            guard let context else { return }
+            Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().handlers.subscribed(mid)
+        }
+        mosquitto_message_callback_set(handle) { _, context, message in
+            guard let context, let message, let topic = message.pointee.topic else { return }
+            let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
+            let payload = UnsafeRawBufferPointer(start: message.pointee.payload, count: Int(max(message.pointee.payloadlen, 0)))
+            box.handlers.message(String(cString: topic), payload, message.pointee.retain)
+        }
+    }
+
+    deinit {
+        stop()
+        mosquitto_destroy(handle)
+    }
+
+    func check(_ rc: Int32, _ what: String) throws(Failure) {
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            var reason = String(cString: mosquitto_strerror(rc))
+            if rc == MOSQ_ERR_INVAL.rawValue, what.hasPrefix("setting up TLS") { reason += " (is every file there and readable?)" }
+            throw Failure(code: rc, message: "MQTT \(what): \(reason)")
+        }
+    }
+
+    /// Starts the network thread, which connects; a broker that is not up yet is retried with backoff.
+    public func start() throws(Failure) {
+        let start = stopped.withLock { stopped -> Bool in
+            defer { stopped = false }
+            return stopped
+        }
+        guard start else { return }
+        try check(mosquitto_threaded_set(handle, true), "preparing the network thread")
+        let thread = Thread { [self] in networkLoop() }
+        thread.name = "mqtt \(options.host):\(options.port)"
+        thread.start()
+    }
+
+    var isStopped: Bool { stopped.withLock { $0 } }
+
+    /// Connects, runs libmosquitto's loop until it gives up or ``stop()`` is called, and connects
+    /// again after a backoff delay (doubling from the minimum to the maximum).
+    private func networkLoop() {
+        defer { finished.signal() }
+        var delay = max(options.reconnectDelay.minimum, 1)
+        var lastFailure: String?
+        while !isStopped {
+            let rc = mosquitto_connect(handle, options.host, Int32(options.port), Int32(options.keepalive))
+            if isStopped {
+                if rc == MOSQ_ERR_SUCCESS.rawValue { mosquitto_disconnect(handle) }
+                break
+            }
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                // Returns when stop() disconnects, or after an error libmosquitto will not retry
+                // (a TLS handshake the broker's certificate fails, refused credentials…).
+                let loopRC = mosquitto_loop_forever(handle, 1000, 1)
+                if isStopped { break }
+                let reason = String(cString: mosquitto_strerror(loopRC))
+                if loopRC != MOSQ_ERR_SUCCESS.rawValue, reason != lastFailure {
+                    lastFailure = reason
+                    box.handlers.unreachable(reason)
+                }
+            } else {
+                let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
+                if reason != lastFailure {
+                    lastFailure = reason
+                    box.handlers.unreachable(reason)
+                }
+            }
+            wake.lock()
+            if !isStopped { _ = wake.wait(until: Date(timeIntervalSinceNow: Double(delay))) }
+            wake.unlock()
+            delay = min(delay * 2, max(options.reconnectDelay.maximum, options.reconnectDelay.minimum, 1))
+        }
+    }
+
+    /// Disconnects and stops the network thread; waits for it to end. Idempotent.
+    public func stop() {
+        let wasRunning = stopped.withLock { stopped -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard wasRunning else { return }
+        mosquitto_disconnect(handle)
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+        finished.wait()
+    }
+
+    /// Subscribes to a topic filter; returns the message ID the acknowledgement will carry.
+    @discardableResult
+    public func subscribe(_ topic: String, qos: Int32 = 1) throws(Failure) -> Int32 {
+        var mid: Int32 = 0
+        try check(mosquitto_subscribe(handle, &mid, topic, qos), "subscribing to \(topic)")
+        return mid
+    }
+
+    public func unsubscribe(_ topic: String) throws(Failure) {
+        try check(mosquitto_unsubscribe(handle, nil, topic), "unsubscribing from \(topic)")
+    }
+
+    /// Publishes a message.
+    /// - Throws: ``Failure`` (`MOSQ_ERR_NO_CONN`) while the connection is down, so the caller
+    ///   learns at once that the device cannot be reached.
+    public func publish(_ topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = false) throws(Failure) {
+        let rc = payload.withUnsafeBytes { bytes in
+            mosquitto_publish(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+        }
+        try check(rc, "publishing to \(topic)")
+    }
+
+    public func publish(_ topic: String, payload: String, qos: Int32 = 1, retain: Bool = false) throws(Failure) {
+        try publish(topic, payload: Array(payload.utf8), qos: qos, retain: retain)
+    }
+}
+

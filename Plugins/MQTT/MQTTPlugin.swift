@@ -1,0 +1,220 @@
+public import DriverAPI
+public import HomeModel
+import Synchronization
+
+/// The MQTT driver plugin: brings MQTT devices into the home, from Home Assistant discovery
+/// messages (zigbee2mqtt, Tasmota, ESPHome, Shelly…) and from explicit mappings in the
+/// configuration.
+///
+/// Discovered devices arrive uncommissioned; explicit mappings with a `name` are commissioned
+/// into their `room` on first sight. Commands are published to the entity's command topic
+/// (QoS 1) and the state the device reports back updates the home, unless the entity is
+/// `optimistic`. A payload that does not parse, or is out of range, is counted and logged once
+/// per entity; the last good state stays.
+public final class MQTTPlugin: DriverPlugin {
+    public let manifest = PluginManifest(
+        id: "mqtt", name: "MQTT", version: "0.1.0",
+        summary: "MQTT devices through libmosquitto: Home Assistant discovery and explicit mappings")
+
+    /// The running instance (nil between runs).
+    let runtime = Mutex<Runtime?>(nil)
+
+    public init() {}
+
+    public func validate(configuration: PluginConfiguration) throws {
+        let config = try configuration.decode(MQTTConfiguration.self)
+        try config.check(configuration)
+    }
+
+    public func run(context: any DriverContext) async throws {
+        let config = try context.configuration.decode(MQTTConfiguration.self)
+        try config.check(context.configuration)
+        var registry = Registry(settings: config.registrySettings)
+        var initial: [Registry.Effect] = []
+        for (i, device) in (config.devices ?? []).enumerated() {
+            initial += registry.add(try device.entity(path: "devices[\(i)]", configuration: context.configuration, catalog: .standard))
+        }
+        let runtime = Runtime(context: context, registry: registry)
+        runtime.perform(initial.filter { if case .subscribe = $0 { false } else { true } })
+        let options = config.connectionOptions
+        let connection = try MQTTConnection(options: options, handlers: runtime.handlers(endpoint: "\(options.host):\(options.port)"))
+        runtime.connection.withLock { $0 = connection }
+        self.runtime.withLock { $0 = runtime }
+        defer {
+            self.runtime.withLock { $0 = nil }
+            connection.stop()
+            runtime.connection.withLock { $0 = nil }
+            runtime.perform(runtime.registry.withLock { $0.connectionDown() })
+        }
+        try connection.start()
+        context.log(.info, "connecting to the MQTT broker at \(options.host):\(options.port)")
+        let (stopped, continuation) = AsyncStream<Never>.makeStream()
+        await withTaskCancellationHandler {
+            for await _ in stopped {}
+        } onCancel: {
+            continuation.finish()
+        }
+    }
+
+    public func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {
+        guard let runtime = runtime.withLock({ $0 }) else {
+            throw HomeError.deviceOffline("the MQTT plugin is not running")
+        }
+        let resolved = try runtime.registry.withLock { try $0.action(for: command) }
+        try runtime.send(resolved)
+        return .null
+    }
+
+    public func write(_ write: DriverWrite, context: any DriverContext) async throws {
+        guard let runtime = runtime.withLock({ $0 }) else {
+            throw HomeError.deviceOffline("the MQTT plugin is not running")
+        }
+        let resolved = try runtime.registry.withLock { try $0.action(for: write) }
+        try runtime.send(resolved)
+    }
+
+    /// Refused payloads so far, by entity key (`sensor/node/object`, `config/<id>`).
+    public var malformedPayloads: [String: Int] { runtime.withLock { $0?.registry.withLock { $0.malformed } } ?? [:] }
+
+    /// Every topic the plugin subscribes to.
+    public var subscribedTopics: Set<String> { runtime.withLock { $0?.registry.withLock { $0.subscribedTopics } } ?? [] }
+
+    /// Topics whose subscription the broker has acknowledged on the current connection.
+    public var acknowledgedSubscriptions: Set<String> { runtime.withLock { $0?.subscriptions.withLock { $0.acknowledged } } ?? [] }
+
+    /// Whether the broker connection is up.
+    public var isConnected: Bool { runtime.withLock { $0?.registry.withLock { $0.connected } } ?? false }
+}
+
+/// One run of the plugin: its registry, its connection, and the context it reports to.
+final class Runtime: Sendable {
+    let context: any DriverContext
+    let registry: Mutex<Registry>
+    let connection = Mutex<MQTTConnection?>(nil)
+    /// The reason the broker last refused us (logged when it changes).
+    let refusal = Mutex<String?>(nil)
+    /// Subscriptions sent (by message ID) and acknowledged, on the current connection.
+    let subscriptions = Mutex<(pending: [Int32: String], acknowledged: Set<String>)>(([:], []))
+
+    init(context: any DriverContext, registry: Registry) {
+        self.context = context
+        self.registry = Mutex(registry)
+    }
+
+    func handlers(endpoint: String) -> MQTTConnection.Handlers {
+        var h = MQTTConnection.Handlers()
+        h.connected = { [self] in
+            refusal.withLock { $0 = nil }
+            context.log(.info, "connected to the MQTT broker at \(endpoint)")
+            perform(registry.withLock { $0.connectionUp() })
+        }
+        h.refused = { [self] reason in
+            let isNew = refusal.withLock { last -> Bool in
+                defer { last = reason }
+                return last != reason
+            }
+            if isNew { context.log(.error, "the MQTT broker at \(endpoint) refused the connection: \(reason); retrying with backoff") }
+        }
+        h.unreachable = { [self] reason in
+            context.log(.warning, "cannot reach the MQTT broker at \(endpoint): \(reason); retrying with backoff")
+        }
+        h.subscribed = { [self] mid in
+            let topic = subscriptions.withLock { s -> String? in
+                guard let topic = s.pending.removeValue(forKey: mid) else { return nil }
+                s.acknowledged.insert(topic)
+                return topic
+            }
+            if let topic { context.log(.debug, "subscribed to \(topic)") }
+        }
+        h.disconnected = { [self] expected, reason in
+            subscriptions.withLock { $0 = ([:], []) }
+            let wasConnected = registry.withLock { $0.connected }
+            perform(registry.withLock { $0.connectionDown() })
+            if !expected, wasConnected {
+                context.log(.warning, "lost the MQTT broker at \(endpoint): \(reason); every device is offline; reconnecting with backoff")
+            }
+        }
+        h.message = { [self] topic, payload, retained in
+            let message = Message(topic: topic, payload: Array(payload), retained: retained)
+            perform(registry.withLock { $0.receive(message) })
+        }
+        return h
+    }
+
+    /// Carries out effects (outside the registry's lock).
+    func perform(_ effects: [Registry.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .publish(let d): context.publish(d)
+            case .remove(let id): context.remove(device: id)
+            case .report(let reports): context.report(reports)
+            case .emit(let event): context.emit(event)
+            case .connectivity(let state, let device): context.setConnectivity(state, device: device)
+            case .log(let level, let text, let device): context.log(level, text, device: device)
+            case .subscribe(let topic, let qos):
+                // While disconnected this fails; connecting subscribes every topic again.
+                guard let c = connection.withLock({ $0 }) else { continue }
+                do {
+                    // Held across the call so the acknowledgement cannot arrive before its ID is noted.
+                    try subscriptions.withLock { s in
+                        let mid = try c.subscribe(topic, qos: qos)
+                        s.pending[mid] = topic
+                    }
+                } catch {
+                    if registry.withLock({ $0.connected }) { context.log(.warning, "\(error)") }
+                }
+            case .unsubscribe(let topic):
+                subscriptions.withLock { _ = $0.acknowledged.remove(topic) }
+                try? connection.withLock { $0 }?.unsubscribe(topic)
+            }
+        }
+    }
+
+    /// Publishes a command's messages; applies the assumed state of an optimistic entity.
+    func send(_ resolved: Registry.Resolved) throws {
+        guard let c = connection.withLock({ $0 }) else { throw HomeError.deviceOffline("the MQTT plugin is stopping") }
+        for message in resolved.action.publish {
+            do {
+                try c.publish(message.topic, payload: message.payload, qos: message.qos, retain: message.retain)
+            } catch {
+                throw HomeError.deviceOffline("cannot reach MQTT device \(resolved.device): \(error)")
+            }
+        }
+        perform(registry.withLock { $0.assume(resolved) })
+    }
+}
+
+@_cdecl("hearth_plugin_abi_version")
+public func hearthPluginABIVersion() -> UInt32 { HearthPluginABI.version }
+
+@_cdecl("hearth_plugin_compiler_tag")
+public func hearthPluginCompilerTag() -> UnsafePointer<CChar> { HearthPluginABI.compilerTag }
+
+@_cdecl("hearth_plugin_create")
+public func hearthPluginCreate() -> UnsafeMutableRawPointer { HearthPluginABI.export(MQTTPlugin()) }
+
+extension MQTTPlugin {
+    /// For `mqtt-benchmark`: a connected registry with one discovered temperature sensor on
+    /// `bench/thermometer` (an opaque box, so the registry stays internal).
+    public static func benchmarkRegistry() -> BenchmarkRegistry {
+        var registry = Registry()
+        _ = registry.connectionUp()
+        _ = registry.receive(
+            Message(
+                topic: "homeassistant/sensor/bench/thermometer/config",
+                text: #"{"stat_t": "bench/thermometer", "val_tpl": "{{ value_json.t }}", "dev_cla": "temperature", "unit_of_meas": "°C", "uniq_id": "bench-thermometer"}"#))
+        return BenchmarkRegistry(registry: registry)
+    }
+
+    /// For `mqtt-benchmark`: handles one message; returns how many attribute reports it produced.
+    public static func benchmarkReceive(_ box: inout BenchmarkRegistry, topic: String, payload: [UInt8]) -> Int {
+        box.registry.receive(Message(topic: topic, payload: payload)).reduce(0) { n, effect in
+            if case .report(let r) = effect { n + r.count } else { n }
+        }
+    }
+}
+
+/// The plugin's registry, opaque, for `mqtt-benchmark`.
+public struct BenchmarkRegistry {
+    var registry: Registry
+}
