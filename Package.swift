@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "hearth", targets: ["hearth"]),
         // First-party driver plugins: each a `.so` the host loads exactly like a third-party one.
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
+        .library(name: "GPIOPlugin", type: .dynamic, targets: ["GPIOPlugin"]),
+        .executable(name: "gpio-benchmark", targets: ["gpio-benchmark"]),
         // Test fixtures: plugins that are wrong on purpose.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
     ],
@@ -69,12 +71,27 @@ let package = Package(
         .target(
             name: "DemoPlugin", dependencies: [pluginKit], path: "Plugins/Demo", swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
+        // The GPIO plugin: libgpiod v1 behind a narrow C shim (CShim), the driver itself (Kit:
+        // backends, configuration, state machines; tests link it directly), and the .so's entry
+        // points (Plugin).
+        .target(
+            name: "CHearthGPIO", path: "Plugins/GPIO/CShim",
+            linkerSettings: [.linkedLibrary("gpiod")]),
+        .target(name: "GPIOKit", dependencies: [pluginKit, "CHearthGPIO"], path: "Plugins/GPIO/Kit", swiftSettings: settings),
+        .target(
+            name: "GPIOPlugin", dependencies: [pluginKit, "GPIOKit"], path: "Plugins/GPIO/Plugin", swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
+        .executableTarget(
+            name: "gpio-benchmark", dependencies: [pluginKit, "GPIOKit"], path: "Benchmarks/GPIOBenchmark",
+            swiftSettings: settings),
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: settings),
 
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "HomeCoreTests", dependencies: ["HomeCore", pluginKit], swiftSettings: settings),
+        .testTarget(
+            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", pluginKit], swiftSettings: settings),
         .testTarget(
             name: "PluginHostTests", dependencies: ["PluginHost", "HomeCore", pluginKit, logging],
             swiftSettings: settings),
