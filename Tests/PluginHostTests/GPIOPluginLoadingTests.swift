@@ -1,5 +1,6 @@
 import DriverAPI
 import Foundation
+import HomeModel
 import PluginHost
 import Testing
 

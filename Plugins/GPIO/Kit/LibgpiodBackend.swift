@@ -9,7 +9,7 @@ import Synchronization
 /// descriptor plus an `eventfd` used to wake it (when lines change or the monitor is cancelled).
 public final class LibgpiodBackend: GPIOChipBackend {
     struct Watch {
-        let line: OpaquePointer
+        let line: CHandle
         let fd: Int32
         let onEdge: @Sendable (GPIOEdge) -> Void
     }
@@ -88,7 +88,7 @@ public final class LibgpiodBackend: GPIOChipBackend {
     /// Stops watching and releases the line, under the lock the monitor reads with.
     func release(_ id: Int) {
         state.withLock { s in
-            if let w = s.watches.removeValue(forKey: id) { hg_line_release(w.line) }
+            if let w = s.watches.removeValue(forKey: id) { hg_line_release(w.line.pointer) }
         }
         wake()
     }
@@ -120,7 +120,7 @@ public final class LibgpiodBackend: GPIOChipBackend {
                 state.withLock { s in
                     guard let w = s.watches[id] else { return }
                     handler = w.onEdge
-                    let got = events.withUnsafeMutableBufferPointer { hg_line_read_events(w.line, $0.baseAddress, 16) }
+                    let got = events.withUnsafeMutableBufferPointer { hg_line_read_events(w.line.pointer, $0.baseAddress, 16) }
                     if got < 0 {
                         // The line is gone (chip unplugged): stop polling it.
                         dropWatch = true
@@ -146,7 +146,7 @@ final class LibgpiodChip: GPIOChip {
     let backend: LibgpiodBackend
     /// The C handle, nil once closed; chip-level calls are serialised by this lock (libgpiod
     /// objects are not thread-safe).
-    let chip: Mutex<OpaquePointer?>
+    let chip: Mutex<CHandle?>
     let name: String
     let label: String
     let lineCount: Int
@@ -158,7 +158,7 @@ final class LibgpiodChip: GPIOChip {
         name = String(cString: hg_chip_name(chip))
         label = String(cString: hg_chip_label(chip))
         lineCount = Int(hg_chip_num_lines(chip))
-        self.chip = Mutex(chip)
+        self.chip = Mutex(CHandle(chip))
     }
 
     var backendDescription: String { LibgpiodBackend.description }
@@ -166,7 +166,7 @@ final class LibgpiodChip: GPIOChip {
     func offset(ofLineNamed lineName: String) -> Int? {
         chip.withLock { c -> Int? in
             guard let c else { return nil }
-            let r = hg_chip_find_line(c, lineName)
+            let r = hg_chip_find_line(c.pointer, lineName)
             return r >= 0 ? Int(r) : nil
         }
     }
@@ -175,7 +175,7 @@ final class LibgpiodChip: GPIOChip {
         chip.withLock { c -> String? in
             guard let c, offset >= 0, offset < lineCount else { return nil }
             var buffer = [CChar](repeating: 0, count: 64)
-            let used = hg_chip_line_consumer(c, UInt32(offset), &buffer, buffer.count)
+            let used = hg_chip_line_consumer(c.pointer, UInt32(offset), &buffer, buffer.count)
             guard used > 0 else { return nil }
             let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return text.isEmpty ? "unnamed consumer" : text
@@ -215,31 +215,32 @@ final class LibgpiodChip: GPIOChip {
             }
         let debounceMicroseconds = UInt32(clamping: settings.debounce.components.seconds * 1_000_000 + settings.debounce.components.attoseconds / 1_000_000_000_000)
         var error: Int32 = 0
-        let line = chip.withLock { c -> OpaquePointer? in
+        let handle = chip.withLock { c -> CHandle? in
             guard let c else { error = ENODEV; return nil }
-            return hg_line_request_input(c, UInt32(offset), consumer, settings.activeLow ? 1 : 0, bias, debounceMicroseconds, &error)
+            return CHandle(hg_line_request_input(c.pointer, UInt32(offset), consumer, settings.activeLow ? 1 : 0, bias, debounceMicroseconds, &error))
         }
-        guard let line else { throw failure(error, offset) }
+        guard let handle else { throw failure(error, offset) }
+        let line = handle.pointer
         let fd = hg_line_event_fd(line)
         let kernelDebounced = hg_backend_has_kernel_debounce() != 0 && settings.debounce > .zero
-        let id = backend.add(LibgpiodBackend.Watch(line: line, fd: fd, onEdge: onEdge))
-        return LibgpiodInput(backend: backend, id: id, line: line, description: where_(offset), kernelDebounced: kernelDebounced)
+        let id = backend.add(LibgpiodBackend.Watch(line: handle, fd: fd, onEdge: onEdge))
+        return LibgpiodInput(backend: backend, id: id, description: where_(offset), kernelDebounced: kernelDebounced)
     }
 
     func requestOutput(offset: Int, consumer: String, activeLow: Bool, initial: Bool) throws(GPIOError) -> any GPIOOutputLine {
         guard offset >= 0, offset < lineCount else { throw failure(EINVAL, offset) }
         var error: Int32 = 0
-        let line = chip.withLock { c -> OpaquePointer? in
+        let handle = chip.withLock { c -> CHandle? in
             guard let c else { error = ENODEV; return nil }
-            return hg_line_request_output(c, UInt32(offset), consumer, activeLow ? 1 : 0, initial ? 1 : 0, &error)
+            return CHandle(hg_line_request_output(c.pointer, UInt32(offset), consumer, activeLow ? 1 : 0, initial ? 1 : 0, &error))
         }
-        guard let line else { throw failure(error, offset) }
-        return LibgpiodOutput(line: line, description: where_(offset))
+        guard let handle else { throw failure(error, offset) }
+        return LibgpiodOutput(line: handle, description: where_(offset))
     }
 
     func close() {
         chip.withLock { c in
-            if let c { hg_chip_close(c) }
+            if let c { hg_chip_close(c.pointer) }
             c = nil
         }
     }
@@ -249,14 +250,13 @@ final class LibgpiodChip: GPIOChip {
 final class LibgpiodInput: GPIOInputLine {
     let backend: LibgpiodBackend
     let id: Int
-    let line: Mutex<OpaquePointer?>
+    let released = Mutex(false)
     let description: String
     let kernelDebounced: Bool
 
-    init(backend: LibgpiodBackend, id: Int, line: OpaquePointer, description: String, kernelDebounced: Bool) {
+    init(backend: LibgpiodBackend, id: Int, description: String, kernelDebounced: Bool) {
         self.backend = backend
         self.id = id
-        self.line = Mutex(line)
         self.description = description
         self.kernelDebounced = kernelDebounced
     }
@@ -264,16 +264,16 @@ final class LibgpiodInput: GPIOInputLine {
     func value() throws(GPIOError) -> Bool {
         let r: Int32 = backend.state.withLock { s in
             guard let w = s.watches[id] else { return -ENODEV }
-            return hg_line_get_value(w.line)
+            return hg_line_get_value(w.line.pointer)
         }
         guard r >= 0 else { throw GPIOError(.io, "\(description): cannot read: \(LibgpiodBackend.errnoText(-r))") }
         return r != 0
     }
 
     func release() {
-        let wasHeld = line.withLock { l -> Bool in
-            defer { l = nil }
-            return l != nil
+        let wasHeld = released.withLock { r -> Bool in
+            defer { r = true }
+            return !r
         }
         if wasHeld { backend.release(id) }
     }
@@ -281,29 +281,44 @@ final class LibgpiodInput: GPIOInputLine {
 
 /// An output line; the Mutex serialises writes and the release.
 final class LibgpiodOutput: GPIOOutputLine {
-    let line: Mutex<OpaquePointer?>
+    let line: Mutex<CHandle?>
     let description: String
 
-    init(line: OpaquePointer, description: String) {
+    init(line: CHandle, description: String) {
         self.line = Mutex(line)
         self.description = description
     }
 
     func value() throws(GPIOError) -> Bool {
-        let r = line.withLock { l -> Int32 in l.map { hg_line_get_value($0) } ?? -ENODEV }
+        let r = line.withLock { l -> Int32 in l.map { hg_line_get_value($0.pointer) } ?? -ENODEV }
         guard r >= 0 else { throw GPIOError(.io, "\(description): cannot read: \(LibgpiodBackend.errnoText(-r))") }
         return r != 0
     }
 
     func set(_ value: Bool) throws(GPIOError) {
-        let r = line.withLock { l -> Int32 in l.map { hg_line_set_value($0, value ? 1 : 0) } ?? -ENODEV }
+        let r = line.withLock { l -> Int32 in l.map { hg_line_set_value($0.pointer, value ? 1 : 0) } ?? -ENODEV }
         guard r >= 0 else { throw GPIOError(.io, "\(description): cannot drive: \(LibgpiodBackend.errnoText(-r))") }
     }
 
     func release() {
         line.withLock { l in
-            if let p = l { hg_line_release(p) }
+            if let p = l { hg_line_release(p.pointer) }
             l = nil
         }
     }
+}
+
+/// A libgpiod object handle as a plain address, so it can sit in a `Mutex` state and cross to
+/// the monitor thread; every use of the pointee happens under the lock that owns the handle.
+struct CHandle: Hashable, Sendable {
+    let address: UInt
+
+    init(_ pointer: OpaquePointer) { address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer))) }
+
+    init?(_ pointer: OpaquePointer?) {
+        guard let pointer else { return nil }
+        self.init(pointer)
+    }
+
+    var pointer: OpaquePointer { OpaquePointer(bitPattern: address)! }
 }
