@@ -86,6 +86,7 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     func run() async throws {
+        try simulated.prepareControl()
         for device in devices {
             context.publish(device.description)
         }

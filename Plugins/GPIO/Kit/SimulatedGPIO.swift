@@ -250,6 +250,42 @@ public final class SimulatedGPIOBackend: GPIOChipBackend {
         return SimulatedChip(simulator: simulator, name: spec, label: label, lineCount: count)
     }
 
+    /// The control FIFO, once created.
+    let control = Mutex<(fd: Int32, observer: Int)?>(nil)
+
+    /// Creates the control directory and its FIFO (idempotent), so a writer can open it as soon
+    /// as this returns; ``monitor()`` then serves it.
+    public func prepareControl() throws(GPIOError) {
+        guard let dir = controlDirectory else { return }
+        try control.withLock { (served: inout (fd: Int32, observer: Int)?) throws(GPIOError) in
+            guard served == nil else { return }
+            do {
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            } catch {
+                throw GPIOError(.io, "cannot create the simulator's control directory \(dir): \(error)")
+            }
+            let fifo = dir + "/control"
+            unlink(fifo)
+            guard mkfifo(fifo, 0o620) == 0 else {
+                throw GPIOError(.io, "cannot create the simulator's control FIFO \(fifo): \(String(cString: strerror(errno)))")
+            }
+            // O_RDWR keeps a writer open, so the FIFO never reports end-of-file between writers.
+            let opened = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+            guard opened >= 0 else { throw GPIOError(.io, "cannot open \(fifo): \(String(cString: strerror(errno)))") }
+            served = (opened, simulator.observe { [weak self] in self?.writeState() })
+        }
+        writeState()
+    }
+
+    func writeState() {
+        guard let dir = controlDirectory else { return }
+        let statePath = dir + "/state"
+        let tmp = statePath + ".tmp"
+        if FileManager.default.createFile(atPath: tmp, contents: Data(simulator.render().utf8)) {
+            rename(tmp, statePath)
+        }
+    }
+
     /// Serves the control directory (when configured) until cancelled.
     public func monitor() async throws {
         guard let dir = controlDirectory else {
@@ -257,30 +293,15 @@ public final class SimulatedGPIOBackend: GPIOChipBackend {
             try await waitForCancellation()
             return
         }
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let fifo = dir + "/control"
-        let statePath = dir + "/state"
-        unlink(fifo)
-        guard mkfifo(fifo, 0o620) == 0 else {
-            throw GPIOError(.io, "cannot create the simulator's control FIFO \(fifo): \(String(cString: strerror(errno)))")
-        }
-        // O_RDWR keeps a writer open, so the FIFO never reports end-of-file between writers.
-        let fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw GPIOError(.io, "cannot open \(fifo): \(String(cString: strerror(errno)))") }
+        try prepareControl()
+        guard let (fd, observer) = control.withLock({ $0 }) else { return }
         let wake = hg_wake_fd()
-        let writeState: @Sendable () -> Void = { [simulator] in
-            let tmp = statePath + ".tmp"
-            if FileManager.default.createFile(atPath: tmp, contents: Data(simulator.render().utf8)) {
-                rename(tmp, statePath)
-            }
-        }
-        let observer = simulator.observe(writeState)
-        writeState()
         defer {
             simulator.stopObserving(observer)
+            control.withLock { $0 = nil }
             close(fd)
             close(wake)
-            unlink(fifo)
+            unlink(dir + "/control")
         }
         let done = AsyncStream<Void>.makeStream()
         let thread = Thread { [self] in
