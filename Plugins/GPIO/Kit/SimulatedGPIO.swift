@@ -277,12 +277,17 @@ public final class SimulatedGPIOBackend: GPIOChipBackend {
         writeState()
     }
 
+    /// Serialises state-file writes, so the last change is the one on disk.
+    let stateWrite = Mutex(())
+
     func writeState() {
         guard let dir = controlDirectory else { return }
         let statePath = dir + "/state"
         let tmp = statePath + ".tmp"
-        if FileManager.default.createFile(atPath: tmp, contents: Data(simulator.render().utf8)) {
-            rename(tmp, statePath)
+        stateWrite.withLock { _ in
+            if FileManager.default.createFile(atPath: tmp, contents: Data(simulator.render().utf8)) {
+                rename(tmp, statePath)
+            }
         }
     }
 
