@@ -82,7 +82,7 @@ let package = Package(
             name: "GPIOPlugin", dependencies: [pluginKit, "GPIOKit"], path: "Plugins/GPIO/Plugin", swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
         .executableTarget(
-            name: "gpio-benchmark", dependencies: [pluginKit, "GPIOKit"], path: "Benchmarks/GPIOBenchmark",
+            name: "gpio-benchmark", dependencies: [pluginKit, "GPIOKit", "HomeCore"], path: "Benchmarks/GPIOBenchmark",
             swiftSettings: settings),
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",

@@ -1,1 +1,161 @@
-print("placeholder")
+// gpio-benchmark: edge → observer latency and the edge rate one input sustains.
+//
+// Drives input lines and measures what reaches an observer of a real HomeCore (a `Home.events()`
+// subscriber) through the GPIO plugin:
+//   latency   = observer receipt time − the edge's kernel timestamp (p50/p99), for debounce 0 and
+//               for a software debounce (reported beyond the debounce window);
+//   sustained = the highest paced edge rate at which every edge arrived as a Switch event.
+// On a gpio-sim chip (GPIO_SIM_CHIP/GPIO_SIM_SYSFS set, i.e. inside ../shared/tools/with-gpio-sim)
+// edges are made by writing the sim's `pull` attribute; the in-memory simulated chip runs as
+// the baseline in the same process.
+//
+//   scripts/bench-gpio                  # boots the VM and runs this inside it
+//   swift run -c release gpio-benchmark # simulated baseline only (no gpio-sim here)
+import DriverAPI
+import Foundation
+import GPIOKit
+import HomeCore
+import HomeModel
+import Synchronization
+
+/// Makes edges on one line.
+protocol EdgeSource: Sendable {
+    var name: String { get }
+    var chip: String { get }
+    func set(_ line: Int, high: Bool) throws
+}
+
+struct KernelSim: EdgeSource {
+    let chip: String
+    let sysfs: String
+    var name: String { "gpio-sim (kernel \(ProcessInfo.processInfo.operatingSystemVersionString))" }
+    func set(_ line: Int, high: Bool) throws {
+        let fd = open("\(sysfs)/sim_gpio\(line)/pull", O_WRONLY)
+        guard fd >= 0 else { throw GPIOError(.io, "cannot open sim_gpio\(line)/pull") }
+        defer { close(fd) }
+        let text = high ? "pull-up" : "pull-down"
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+    }
+}
+
+struct InMemory: EdgeSource {
+    let simulator: GPIOSimulator
+    var name: String { "simulated chip (in memory, baseline)" }
+    var chip: String { "sim0" }
+    func set(_ line: Int, high: Bool) throws { try simulator.setPull(chip: "sim0", offset: line, high: high) }
+}
+
+/// Runs the plugin on `source` with one button per configuration and returns the home to observe.
+func startPlugin(_ source: any EdgeSource, simulator: GPIOSimulator, buttons: [(line: Int, debounce: String)]) async throws
+    -> (Home, Task<Void, any Error>)
+{
+    let core = HomeCore()
+    var lines: [Value] = []
+    for b in buttons {
+        lines.append([
+            "id": .string("b\(b.line)"), "chip": .string(source.chip), "line": .int(Int64(b.line)), "role": "button",
+            "debounce": .string(b.debounce), "multi-press-window": 0, "long-press": "1h", "name": .string("Button \(b.line)"),
+            "room": "Bench",
+        ])
+    }
+    var config: [String: Value] = ["lines": .list(lines)]
+    if source is InMemory { config["simulated"] = [["chip": "sim0", "lines": 8]] }
+    let context = core.context(for: "gpio", configuration: PluginConfiguration(value: .object(config), keyPath: "plugins.gpio"))
+    let plugin = GPIODriverPlugin(clock: ContinuousClock(), simulator: simulator)
+    try plugin.validate(configuration: context.configuration)
+    let task = Task { try await plugin.run(context: context) }
+    let home = core.home(for: .system)
+    // Ready once every button reported its position.
+    for b in buttons {
+        let id = DeviceID(plugin: "gpio", local: "b\(b.line)")
+        for await set in home.devices().batched() where set[id: id] != nil { break }
+        for await d in home.device(id: id) where d.snapshot.primaryType?.traits[SwitchTrait.identifier]?.attributes[SwitchTrait.Attribute.currentPosition] != nil {
+            break
+        }
+    }
+    return (home, task)
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return .nan }
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+}
+
+/// Edge → observer latency: press and release `count` times, one edge at a time.
+func latency(_ source: any EdgeSource, _ home: Home, line: Int, debounce: Duration, count: Int) async throws -> (p50: Double, p99: Double, max: Double) {
+    let id = DeviceID(plugin: "gpio", local: "b\(line)")
+    var events = home.events(device: id).makeAsyncIterator()
+    var samples: [Double] = []
+    for i in 0..<(2 * count) {
+        try source.set(line, high: i % 2 == 0)
+        guard let event = await events.next() else { break }
+        let now = KernelTime.realtimeNanoseconds()
+        let debounceNanoseconds = Double(debounce.components.seconds) * 1e9 + Double(debounce.components.attoseconds) / 1e9
+        samples.append((Double(now) - Double(event.timestampNanoseconds) - debounceNanoseconds) / 1000)
+    }
+    samples.sort()
+    return (percentile(samples, 0.5), percentile(samples, 0.99), samples.last ?? .nan)
+}
+
+/// Sends `edges` edges paced at `rate` per second (0 = as fast as possible); returns the rate
+/// achieved and how many Switch events arrived.
+func burst(_ source: any EdgeSource, _ home: Home, line: Int, edges: Int, rate: Double) async throws -> (achieved: Double, received: Int) {
+    let id = DeviceID(plugin: "gpio", local: "b\(line)")
+    let received = Mutex(0)
+    let events = home.events(device: id)
+    let counter = Task {
+        for await _ in events { received.withLock { $0 += 1 } }
+    }
+    defer { counter.cancel() }
+    let start = KernelTime.monotonicNanoseconds()
+    let interval = rate > 0 ? UInt64(1e9 / rate) : 0
+    for i in 0..<edges {
+        if interval > 0 {
+            let due = start + UInt64(i) * interval
+            while KernelTime.monotonicNanoseconds() < due {}
+        }
+        try source.set(line, high: i % 2 == 0)
+    }
+    let elapsed = Double(KernelTime.monotonicNanoseconds() - start) / 1e9
+    // Let stragglers arrive: stop when nothing new came for 500 ms.
+    var last = -1
+    while last != received.withLock({ $0 }) {
+        last = received.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(500))
+    }
+    // Leave the line low for the next run.
+    if edges % 2 == 1 { try source.set(line, high: false) }
+    try await Task.sleep(for: .milliseconds(200))
+    return (Double(edges) / elapsed, received.withLock { $0 })
+}
+
+func run(_ source: any EdgeSource, simulator: GPIOSimulator) async throws {
+    print("== \(source.name)")
+    let debounce = Duration.milliseconds(5)
+    let (home, task) = try await startPlugin(source, simulator: simulator, buttons: [(0, "0ms"), (1, "5ms")])
+    defer { task.cancel() }
+    let count = Int(ProcessInfo.processInfo.environment["GPIO_BENCH_PRESSES"] ?? "") ?? 200
+    let plain = try await latency(source, home, line: 0, debounce: .zero, count: count)
+    print(String(format: "latency, debounce 0:        p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges)", plain.p50, plain.p99, plain.max, 2 * count))
+    let debounced = try await latency(source, home, line: 1, debounce: debounce, count: count / 4)
+    print(String(format: "latency beyond 5 ms debounce: p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges)", debounced.p50, debounced.p99, debounced.max, count / 2))
+    let edges = 1000
+    var sustained = 0.0
+    for rate in [1_000.0, 2_000, 5_000, 10_000, 20_000, 50_000, 0] {
+        let r = try await burst(source, home, line: 0, edges: edges, rate: rate)
+        let lost = edges - r.received
+        print(String(format: "burst: target %@ → achieved %8.0f edges/s, received %4d/%d, lost %d",
+                     rate > 0 ? String(format: "%6.0f/s", rate) : "   max ", r.achieved, r.received, edges, lost))
+        if lost == 0 { sustained = max(sustained, r.achieved) }
+    }
+    print(String(format: "sustained without loss: %.0f edges/s", sustained))
+}
+
+let simulator = GPIOSimulator()
+try await run(InMemory(simulator: simulator), simulator: simulator)
+let env = ProcessInfo.processInfo.environment
+if let chip = env["GPIO_SIM_CHIP"], let sysfs = env["GPIO_SIM_SYSFS"] {
+    try await run(KernelSim(chip: chip, sysfs: sysfs), simulator: GPIOSimulator())
+} else {
+    print("== gpio-sim: skipped (GPIO_SIM_CHIP is not set; scripts/bench-gpio runs this inside a gpio-sim VM)")
+}
