@@ -18,6 +18,9 @@ import HomeCore
 import HomeModel
 import Synchronization
 
+/// Prints a line at once (stdout is a pipe inside the VM: `print` would hold it back).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 /// Makes edges on one line.
 protocol EdgeSource: Sendable {
     var name: String { get }
@@ -81,32 +84,73 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
 }
 
+/// Records when each event of a device reaches the observer.
+final class Arrivals: Sendable {
+    final class Log: Sendable {
+        let list = Mutex<[(receivedAt: UInt64, event: DeviceEvent)]>([])
+    }
+
+    let log = Log()
+    let task: Task<Void, Never>
+
+    init(_ home: Home, _ id: DeviceID) {
+        let events = home.events(device: id)
+        let log = self.log
+        task = Task {
+            for await e in events {
+                let now = KernelTime.realtimeNanoseconds()
+                log.list.withLock { $0.append((now, e)) }
+            }
+        }
+    }
+
+    var snapshot: [(receivedAt: UInt64, event: DeviceEvent)] { log.list.withLock { $0 } }
+    var count: Int { log.list.withLock { $0.count } }
+
+    /// Waits (polling: this is a benchmark, not a test) until `count` events arrived or `timeout` passed.
+    func wait(for count: Int, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while self.count < count {
+            if ContinuousClock.now > deadline { return false }
+            try? await Task.sleep(for: .microseconds(100))
+        }
+        return true
+    }
+
+    /// Waits until nothing new arrived for `quiet`.
+    func settle(quiet: Duration) async {
+        var last = -1
+        while last != count {
+            last = count
+            try? await Task.sleep(for: quiet)
+        }
+    }
+
+    deinit { task.cancel() }
+}
+
 /// Edge → observer latency: press and release `count` times, one edge at a time.
-func latency(_ source: any EdgeSource, _ home: Home, line: Int, debounce: Duration, count: Int) async throws -> (p50: Double, p99: Double, max: Double) {
-    let id = DeviceID(plugin: "gpio", local: "b\(line)")
-    var events = home.events(device: id).makeAsyncIterator()
-    var samples: [Double] = []
+func latency(_ source: any EdgeSource, _ home: Home, line: Int, debounce: Duration, count: Int) async throws
+    -> (p50: Double, p99: Double, max: Double, lost: Int)
+{
+    let arrivals = Arrivals(home, DeviceID(plugin: "gpio", local: "b\(line)"))
+    let debounceNanoseconds = Double(debounce.components.seconds) * 1e9 + Double(debounce.components.attoseconds) / 1e9
     for i in 0..<(2 * count) {
         try source.set(line, high: i % 2 == 0)
-        guard let event = await events.next() else { break }
-        let now = KernelTime.realtimeNanoseconds()
-        let debounceNanoseconds = Double(debounce.components.seconds) * 1e9 + Double(debounce.components.attoseconds) / 1e9
-        samples.append((Double(now) - Double(event.timestampNanoseconds) - debounceNanoseconds) / 1000)
+        // One edge at a time: the next edge only once this one arrived (or 2 s passed).
+        _ = await arrivals.wait(for: i + 1, timeout: .seconds(2))
     }
+    await arrivals.settle(quiet: .milliseconds(500))
+    let lost = 2 * count - arrivals.count
+    var samples = arrivals.snapshot.map { (Double($0.receivedAt) - Double($0.event.timestampNanoseconds) - debounceNanoseconds) / 1000 }
     samples.sort()
-    return (percentile(samples, 0.5), percentile(samples, 0.99), samples.last ?? .nan)
+    return (percentile(samples, 0.5), percentile(samples, 0.99), samples.last ?? .nan, lost)
 }
 
 /// Sends `edges` edges paced at `rate` per second (0 = as fast as possible); returns the rate
 /// achieved and how many Switch events arrived.
 func burst(_ source: any EdgeSource, _ home: Home, line: Int, edges: Int, rate: Double) async throws -> (achieved: Double, received: Int) {
-    let id = DeviceID(plugin: "gpio", local: "b\(line)")
-    let received = Mutex(0)
-    let events = home.events(device: id)
-    let counter = Task {
-        for await _ in events { received.withLock { $0 += 1 } }
-    }
-    defer { counter.cancel() }
+    let arrivals = Arrivals(home, DeviceID(plugin: "gpio", local: "b\(line)"))
     let start = KernelTime.monotonicNanoseconds()
     let interval = rate > 0 ? UInt64(1e9 / rate) : 0
     for i in 0..<edges {
@@ -117,45 +161,40 @@ func burst(_ source: any EdgeSource, _ home: Home, line: Int, edges: Int, rate: 
         try source.set(line, high: i % 2 == 0)
     }
     let elapsed = Double(KernelTime.monotonicNanoseconds() - start) / 1e9
-    // Let stragglers arrive: stop when nothing new came for 500 ms.
-    var last = -1
-    while last != received.withLock({ $0 }) {
-        last = received.withLock { $0 }
-        try await Task.sleep(for: .milliseconds(500))
-    }
-    // Leave the line low for the next run.
+    await arrivals.settle(quiet: .milliseconds(500))
     if edges % 2 == 1 { try source.set(line, high: false) }
-    try await Task.sleep(for: .milliseconds(200))
-    return (Double(edges) / elapsed, received.withLock { $0 })
+    await arrivals.settle(quiet: .milliseconds(200))
+    return (Double(edges) / elapsed, min(edges, arrivals.count))
 }
 
 func run(_ source: any EdgeSource, simulator: GPIOSimulator) async throws {
-    print("== \(source.name)")
+    say("== \(source.name)")
     let debounce = Duration.milliseconds(5)
     let (home, task) = try await startPlugin(source, simulator: simulator, buttons: [(0, "0ms"), (1, "5ms")])
     defer { task.cancel() }
-    let count = Int(ProcessInfo.processInfo.environment["GPIO_BENCH_PRESSES"] ?? "") ?? 200
+    let count = Int(ProcessInfo.processInfo.environment["GPIO_BENCH_PRESSES"] ?? "") ?? 100
     let plain = try await latency(source, home, line: 0, debounce: .zero, count: count)
-    print(String(format: "latency, debounce 0:        p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges)", plain.p50, plain.p99, plain.max, 2 * count))
+    say(String(format: "latency, debounce 0:          p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges, %d lost)", plain.p50, plain.p99, plain.max, 2 * count, plain.lost))
     let debounced = try await latency(source, home, line: 1, debounce: debounce, count: count / 4)
-    print(String(format: "latency beyond 5 ms debounce: p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges)", debounced.p50, debounced.p99, debounced.max, count / 2))
+    say(String(format: "latency beyond 5 ms debounce: p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges, %d lost)", debounced.p50, debounced.p99, debounced.max, count / 2, debounced.lost))
     let edges = 1000
     var sustained = 0.0
     for rate in [1_000.0, 2_000, 5_000, 10_000, 20_000, 50_000, 0] {
         let r = try await burst(source, home, line: 0, edges: edges, rate: rate)
         let lost = edges - r.received
-        print(String(format: "burst: target %@ → achieved %8.0f edges/s, received %4d/%d, lost %d",
+        say(String(format: "burst: target %@ → achieved %8.0f edges/s, received %4d/%d, lost %d",
                      rate > 0 ? String(format: "%6.0f/s", rate) : "   max ", r.achieved, r.received, edges, lost))
         if lost == 0 { sustained = max(sustained, r.achieved) }
     }
-    print(String(format: "sustained without loss: %.0f edges/s", sustained))
+    say(String(format: "sustained without loss: %.0f edges/s", sustained))
 }
 
+say("gpio-benchmark: \(ProcessInfo.processInfo.processorCount) CPUs, backend \(LibgpiodBackend.description)")
 let simulator = GPIOSimulator()
 try await run(InMemory(simulator: simulator), simulator: simulator)
 let env = ProcessInfo.processInfo.environment
 if let chip = env["GPIO_SIM_CHIP"], let sysfs = env["GPIO_SIM_SYSFS"] {
     try await run(KernelSim(chip: chip, sysfs: sysfs), simulator: GPIOSimulator())
 } else {
-    print("== gpio-sim: skipped (GPIO_SIM_CHIP is not set; scripts/bench-gpio runs this inside a gpio-sim VM)")
+    say("== gpio-sim: skipped (GPIO_SIM_CHIP is not set; scripts/bench-gpio runs this inside a gpio-sim VM)")
 }

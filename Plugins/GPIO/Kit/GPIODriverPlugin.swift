@@ -265,12 +265,7 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
         switch command.command {
         case OnOffTrait.Command.on: on = true
         case OnOffTrait.Command.off: on = false
-        case OnOffTrait.Command.toggle:
-            guard let now = device.outputState else {
-                _ = try device.drive(false)  // throws deviceOffline with the reason
-                return .null
-            }
-            on = !now
+        case OnOffTrait.Command.toggle: on = !(try device.readOutput())
         default:
             throw HomeError.unsupportedOperation("GPIO outputs support on, off and toggle, not command \(command.command.hex)")
         }

@@ -84,9 +84,8 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
             return [.report(smokeReports(id, level))]
         case .occupancy(var machine):
             _ = machine.level(level, at: now)
-            if !level { _ = machine.tick(now.advanced(by: machine.holdOn)) }
             s.behaviour = .occupancy(machine)
-            return [.report([occupancyReport(id, level)])]
+            return [.report([occupancyReport(id, machine.occupied)])]
         case .button:
             return [.report([switchPosition(id, 0)])]
         case .latching:
@@ -216,10 +215,7 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
     /// Drives an output and returns its state read back from the line.
     func drive(_ on: Bool) throws(HomeError) -> [Effect] {
         let result: Result<[Effect], HomeError> = state.withLock { s in
-            guard case .output(let line, let status) = s.hardware else {
-                let why = s.failure?.message ?? "the line is not in use"
-                return .failure(.deviceOffline("GPIO device \(config.localID) (\(config.line) of chip \(config.chip)) is offline: \(why)"))
-            }
+            guard case .output(let line, let status) = s.hardware else { return .failure(Self.offline(config, s.failure)) }
             do throws(GPIOError) {
                 try line.set(on)
                 // With a status line, the status input reports the real state when it changes.
@@ -238,6 +234,24 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
             guard case .output(let line, _) = s.hardware else { return nil }
             return try? line.value()
         }
+    }
+
+    /// Reads the output's logical state for a toggle.
+    func readOutput() throws(HomeError) -> Bool {
+        let result: Result<Bool, HomeError> = state.withLock { s in
+            guard case .output(let line, _) = s.hardware else { return .failure(Self.offline(config, s.failure)) }
+            do throws(GPIOError) {
+                return .success(try line.value())
+            } catch {
+                return .failure(.driverError(error.message))
+            }
+        }
+        return try result.get()
+    }
+
+    static func offline(_ config: LineConfiguration, _ failure: GPIOError?) -> HomeError {
+        let why = failure?.message ?? "the line is not in use"
+        return .deviceOffline("GPIO device \(config.localID) (\(config.line) of chip \(config.chip)) is offline: \(why)")
     }
 
     // MARK: Hardware
