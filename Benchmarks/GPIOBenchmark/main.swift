@@ -142,6 +142,9 @@ func latency(_ source: any EdgeSource, _ home: Home, line: Int, debounce: Durati
     }
     await arrivals.settle(quiet: .milliseconds(500))
     let lost = 2 * count - arrivals.count
+    if ProcessInfo.processInfo.environment["GPIO_BENCH_DEBUG"] != nil {
+        say("arrived: \(arrivals.snapshot.map { "\($0.event.event.rawValue)" }.joined(separator: " "))")
+    }
     var samples = arrivals.snapshot.map { (Double($0.receivedAt) - Double($0.event.timestampNanoseconds) - debounceNanoseconds) / 1000 }
     samples.sort()
     return (percentile(samples, 0.5), percentile(samples, 0.99), samples.last ?? .nan, lost)
