@@ -138,7 +138,8 @@ func latency(_ source: any EdgeSource, _ home: Home, line: Int, debounce: Durati
     for i in 0..<(2 * count) {
         try source.set(line, high: i % 2 == 0)
         // One edge at a time: the next edge only once this one arrived (or 2 s passed).
-        _ = await arrivals.wait(for: i + 1, timeout: .seconds(2))
+        let arrived = await arrivals.wait(for: i + 1, timeout: .seconds(2))
+        if !arrived, ProcessInfo.processInfo.environment["GPIO_BENCH_DEBUG"] != nil { say("edge \(i): nothing within 2 s") }
     }
     await arrivals.settle(quiet: .milliseconds(500))
     let lost = 2 * count - arrivals.count
