@@ -181,9 +181,10 @@ func run(_ source: any EdgeSource, simulator: GPIOSimulator) async throws {
     say(String(format: "latency, debounce 0:          p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges, %d lost)", plain.p50, plain.p99, plain.max, 2 * count, plain.lost))
     let debounced = try await latency(source, home, line: 1, debounce: debounce, count: count / 4)
     say(String(format: "latency beyond 5 ms debounce: p50 %8.1f µs   p99 %8.1f µs   max %8.1f µs   (%d edges, %d lost)", debounced.p50, debounced.p99, debounced.max, count / 2, debounced.lost))
-    let edges = 1000
     var sustained = 0.0
-    for rate in [1_000.0, 2_000, 5_000, 10_000, 20_000, 50_000, 0] {
+    for rate in [50.0, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 0] {
+        // About two seconds of edges per rate (at least 100, at most 1000).
+        let edges = rate > 0 ? min(1000, max(100, Int(rate * 2))) : 1000
         let r = try await burst(source, home, line: 0, edges: edges, rate: rate)
         let lost = edges - r.received
         say(String(format: "burst: target %@ → achieved %8.0f edges/s, received %4d/%d, lost %d",
