@@ -23,6 +23,8 @@ let package = Package(
         // First-party driver plugins: each a `.so` the host loads exactly like a third-party one.
         .library(name: "DemoPlugin", type: .dynamic, targets: ["DemoPlugin"]),
         .library(name: "MQTTPlugin", type: .dynamic, targets: ["MQTTPlugin"]),
+        .library(name: "GPIOPlugin", type: .dynamic, targets: ["GPIOPlugin"]),
+        .executable(name: "gpio-benchmark", targets: ["gpio-benchmark"]),
         // Test fixtures: plugins that are wrong on purpose.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "WrongCompilerPlugin", type: .dynamic, targets: ["WrongCompilerPlugin"]),
@@ -150,6 +152,19 @@ let package = Package(
         .executableTarget(
             name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", pluginKit, logging],
             path: "Benchmarks/MQTTBenchmark", swiftSettings: settings),
+        // The GPIO plugin: libgpiod v1 behind a narrow C shim (CShim), the driver itself (Kit:
+        // backends, configuration, state machines; tests link it directly), and the .so's entry
+        // points (Plugin).
+        .target(
+            name: "CHearthGPIO", path: "Plugins/GPIO/CShim",
+            linkerSettings: [.linkedLibrary("gpiod")]),
+        .target(name: "GPIOKit", dependencies: [pluginKit, "CHearthGPIO"], path: "Plugins/GPIO/Kit", swiftSettings: settings),
+        .target(
+            name: "GPIOPlugin", dependencies: [pluginKit, "GPIOKit"], path: "Plugins/GPIO/Plugin", swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
+        .executableTarget(
+            name: "gpio-benchmark", dependencies: [pluginKit, "GPIOKit", "HomeCore"], path: "Benchmarks/GPIOBenchmark",
+            swiftSettings: settings),
         .target(
             name: "WrongABIPlugin", dependencies: [pluginKit], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: settings),
@@ -179,6 +194,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: settings),
+        .testTarget(
+            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", pluginKit], swiftSettings: settings),
         .testTarget(
             name: "HomeCoreTests",
             dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")],

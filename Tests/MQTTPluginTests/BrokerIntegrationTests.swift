@@ -46,7 +46,13 @@ import Testing
         defer { task.cancel() }
         for item in fixture.discovery { try await broker.mosquittoPub(item.topic, item.payload, retain: true) }
         let expectedIDs = Set(expected.devices.keys)
-        try await within(20, "the devices of \(name)") { await host.wait { Set($0.devices.keys) == expectedIDs } }
+        // Several discovery messages make up one device: wait until every description is complete.
+        let expectedDevices = expected.devices
+        try await within(20, "the devices of \(name)") {
+            await host.wait { h in
+                Set(h.devices.keys) == expectedIDs && expectedDevices.values.allSatisfy { h.devices[$0.localID] == $0 }
+            }
+        }
         try await Self.waitForSubscriptions(plugin, host, Set(fixture.states.map(\.topic)))
         for device in expected.devices.values {
             #expect(host.devices[device.localID] == device, "same description through the broker")

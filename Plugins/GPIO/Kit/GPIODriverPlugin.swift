@@ -1,0 +1,314 @@
+public import DriverAPI
+public import HomeModel
+import Foundation
+import Synchronization
+
+/// The GPIO driver plugin: wired sensors, buttons and relays on the kernel's GPIO character
+/// device (or on simulated chips), as Matter device types.
+///
+/// Generic over the clock that times debounce, long presses, multi-press windows, PIR hold-on
+/// and chip retries, so tests drive it with a `ManualClock`. The `.so` uses `ContinuousClock`.
+public final class GPIODriverPlugin<C: Clock>: DriverPlugin where C.Duration == Duration {
+    public let manifest = PluginManifest(
+        id: "gpio", name: "GPIO", version: "0.1.0",
+        summary: "Contacts, motion and leak sensors, buttons, switches and relays on GPIO lines (libgpiod)")
+
+    let clock: C
+    let simulator: GPIOSimulator
+    let hardware: any GPIOChipBackend
+    let running = Mutex<Runtime<C>?>(nil)
+
+    /// - Parameters:
+    ///   - clock: times debounce, long presses, hold-on and retries.
+    ///   - simulator: where the configuration's `simulated` chips live (a test passes its own
+    ///     to drive them).
+    ///   - hardware: the backend for every chip that is not simulated.
+    public init(clock: C, simulator: GPIOSimulator = GPIOSimulator(), hardware: any GPIOChipBackend = LibgpiodBackend()) {
+        self.clock = clock
+        self.simulator = simulator
+        self.hardware = hardware
+    }
+
+    public func validate(configuration: PluginConfiguration) throws {
+        _ = try GPIOConfiguration.load(configuration)
+    }
+
+    public func run(context: any DriverContext) async throws {
+        let config = try GPIOConfiguration.load(context.configuration)
+        let runtime = Runtime(config: config, clock: clock, simulator: simulator, hardware: hardware, context: context)
+        running.withLock { $0 = runtime }
+        defer {
+            running.withLock { $0 = nil }
+            runtime.shutdown()
+        }
+        context.log(.info, "GPIO: \(config.lines.count) line(s); hardware backend \(LibgpiodBackend.description)")
+        try await runtime.run()
+    }
+
+    public func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {
+        guard let runtime = running.withLock({ $0 }) else { throw HomeError.deviceOffline("the GPIO plugin is not running") }
+        return try runtime.handle(command)
+    }
+}
+
+/// One run of the plugin: the devices, the chips opened for them, and the loops that serve them.
+final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
+    struct Chips: Sendable {
+        var open: [String: any GPIOChip] = [:]
+        var retryAt: C.Instant?
+    }
+
+    let config: GPIOConfiguration
+    let clock: C
+    let simulator: GPIOSimulator
+    let simulated: SimulatedGPIOBackend
+    let hardware: any GPIOChipBackend
+    let context: any DriverContext
+    let devices: [LineDevice<C>]
+    let scheduler: Scheduler<C>
+    let chips = Mutex(Chips())
+    let restored: [String: Bool]
+
+    init(config: GPIOConfiguration, clock: C, simulator: GPIOSimulator, hardware: any GPIOChipBackend, context: any DriverContext) {
+        self.config = config
+        self.clock = clock
+        self.simulator = simulator
+        self.hardware = hardware
+        self.context = context
+        for chip in config.simulated { simulator.addChip(chip.chip, label: chip.label, lineNames: chip.lineNames) }
+        let control = config.simulated.compactMap(\.control).first
+        simulated = SimulatedGPIOBackend(simulator: simulator, controlDirectory: control) { [context] message in
+            context.log(.warning, message)
+        }
+        devices = config.lines.map { LineDevice(config: $0, clock: clock) }
+        scheduler = Scheduler(clock: clock)
+        restored = Self.loadState(config.stateFile)
+    }
+
+    func run() async throws {
+        try simulated.prepareControl()
+        for device in devices {
+            context.publish(device.description)
+        }
+        acquireAll()
+        let usesHardware = config.lines.contains { !simulator.hasChip($0.chip) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if usesHardware { group.addTask { try await self.hardware.monitor() } }
+            group.addTask { try await self.simulated.monitor() }
+            group.addTask {
+                try await self.scheduler.run(
+                    deadline: { self.deadline },
+                    fire: { now in self.fire(now) })
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    var deadline: C.Instant? {
+        var d = chips.withLock { $0.retryAt }
+        for device in devices {
+            if let x = device.deadline { d = d.map { min($0, x) } ?? x }
+        }
+        return d
+    }
+
+    func fire(_ now: C.Instant) {
+        for device in devices { perform(device.tick(now)) }
+        let retry = chips.withLock { c -> Bool in
+            guard let at = c.retryAt, at <= now else { return false }
+            c.retryAt = nil
+            return true
+        }
+        if retry { acquireAll() }
+    }
+
+    func perform(_ effects: [LineDevice<C>.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .report(let reports): context.report(reports)
+            case .emit(let event): context.emit(event)
+            }
+        }
+    }
+
+    // MARK: Acquiring lines
+
+    func backend(for chip: String) -> any GPIOChipBackend { simulator.hasChip(chip) ? simulated : hardware }
+
+    /// Requests every line not yet in use; failures are logged once each and retried later.
+    func acquireAll() {
+        var retry = false
+        for device in devices where !device.isAcquired {
+            if device.failure.map({ !$0.isRetryable }) == true { continue }
+            do throws(GPIOError) {
+                try acquire(device)
+                context.setConnectivity(.online, device: device.localID)
+                context.log(.info, "GPIO: \(device.config.role.rawValue) on \(device.config.line) of chip \(device.config.chip) is ready", device: device.localID)
+            } catch {
+                if device.fail(error) {
+                    let later = error.isRetryable ? "; trying again every \(config.retry.duration)" : ""
+                    context.log(.error, "GPIO device '\(device.localID)': \(error.message)\(later)", device: device.localID)
+                }
+                context.setConnectivity(.offline, device: device.localID)
+                if error.isRetryable { retry = true }
+            }
+        }
+        if retry {
+            chips.withLock { $0.retryAt = clock.now.advanced(by: config.retry.duration) }
+            scheduler.poke()
+        }
+    }
+
+    func chip(_ spec: String) throws(GPIOError) -> any GPIOChip {
+        if let chip = chips.withLock({ $0.open[spec] }) { return chip }
+        let chip = try backend(for: spec).openChip(spec)
+        chips.withLock { $0.open[spec] = chip }
+        return chip
+    }
+
+    func offset(_ reference: LineReference, on chip: any GPIOChip) throws(GPIOError) -> Int {
+        switch reference {
+        case .offset(let o):
+            guard o < chip.lineCount else {
+                throw GPIOError(
+                    .lineNotFound,
+                    "line \(o) of GPIO chip \(chip.name) (\(chip.label)): the chip has only \(chip.lineCount) lines (0...\(chip.lineCount - 1))")
+            }
+            return o
+        case .name(let n):
+            guard let o = chip.offset(ofLineNamed: n) else {
+                throw GPIOError(.lineNotFound, "GPIO chip \(chip.name) (\(chip.label)) has no line named '\(n)' (see `gpioinfo \(chip.name)`)")
+            }
+            return o
+        }
+    }
+
+    /// What an input's edges do: move the device's state machines, tell the home, re-arm timers.
+    func edgeHandler(_ device: LineDevice<C>, _ kernelDebounced: KernelDebounce) -> @Sendable (GPIOEdge) -> Void {
+        { [weak self, weak device] edge in
+            guard let self, let device else { return }
+            self.perform(device.edge(edge, kernelDebounced: kernelDebounced.value))
+            self.scheduler.poke()
+        }
+    }
+
+    func acquire(_ device: LineDevice<C>) throws(GPIOError) {
+        let line = device.config
+        let chip = try chip(line.chip)
+        let offset = try offset(line.line, on: chip)
+        let consumer = "hearth:\(line.localID)"
+        if line.role.isOutput {
+            var status: (any GPIOInputLine)?
+            if let statusReference = line.statusLine {
+                let statusOffset = try self.offset(statusReference, on: chip)
+                let kernelDebounced = KernelDebounce()
+                let input = try chip.requestInput(
+                    offset: statusOffset, consumer: consumer + ":status",
+                    settings: GPIOInputSettings(activeLow: line.activeLow, bias: line.bias ?? .asIs, debounce: line.debounce.duration),
+                    onEdge: edgeHandler(device, kernelDebounced))
+                kernelDebounced.set(input.kernelDebounced)
+                status = input
+            }
+            let initial: Bool =
+                switch line.initial ?? .off {
+                case .off: false
+                case .on: true
+                case .restore: restored[line.localID] ?? false
+                }
+            let output: any GPIOOutputLine
+            do {
+                output = try chip.requestOutput(offset: offset, consumer: consumer, activeLow: line.activeLow, initial: initial)
+            } catch {
+                status?.release()
+                throw error
+            }
+            let state: Bool
+            do throws(GPIOError) {
+                if let status { state = try status.value() } else { state = try output.value() }
+            } catch {
+                status?.release()
+                output.release()
+                throw error
+            }
+            _ = device.start(level: state, hardware: .output(output, status: status))
+            context.report([LineDevice<C>.onOffReport(line.localID, state)])
+            return
+        }
+        let kernelDebounced = KernelDebounce()
+        let input = try chip.requestInput(
+            offset: offset, consumer: consumer,
+            settings: GPIOInputSettings(activeLow: line.activeLow, bias: line.bias ?? .asIs, debounce: line.debounce.duration),
+            onEdge: edgeHandler(device, kernelDebounced))
+        kernelDebounced.set(input.kernelDebounced)
+        let level: Bool
+        do {
+            level = try input.value()
+        } catch {
+            input.release()
+            throw error
+        }
+        perform(device.start(level: level, hardware: .input(input)))
+    }
+
+    // MARK: Commands
+
+    func handle(_ command: DriverCommand) throws -> Value {
+        guard let device = devices.first(where: { $0.localID == command.localID }) else {
+            throw HomeError.notFound("the GPIO plugin has no device '\(command.localID)'")
+        }
+        guard command.trait == OnOffTrait.identifier, device.config.role.isOutput else {
+            throw HomeError.unsupportedOperation(
+                "GPIO device '\(command.localID)' (\(device.config.role.rawValue)) takes no command \(command.command.hex) of trait \(command.trait.hex)")
+        }
+        let on: Bool
+        switch command.command {
+        case OnOffTrait.Command.on: on = true
+        case OnOffTrait.Command.off: on = false
+        case OnOffTrait.Command.toggle: on = !(try device.readOutput())
+        default:
+            throw HomeError.unsupportedOperation("GPIO outputs support on, off and toggle, not command \(command.command.hex)")
+        }
+        perform(try device.drive(on))
+        saveState()
+        return .null
+    }
+
+    // MARK: Restoring outputs
+
+    static func loadState(_ path: String?) -> [String: Bool] {
+        guard let path, let data = FileManager.default.contents(atPath: path) else { return [:] }
+        return (try? JSONDecoder().decode([String: Bool].self, from: data)) ?? [:]
+    }
+
+    func saveState() {
+        guard let path = config.stateFile else { return }
+        var states: [String: Bool] = [:]
+        for device in devices where device.config.initial == .restore {
+            if let on = device.outputState { states[device.localID] = on }
+        }
+        do {
+            let data = try JSONEncoder().encode(states)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            context.log(.warning, "GPIO: cannot save output states to \(path): \(error)")
+        }
+    }
+
+    func shutdown() {
+        for device in devices { device.release() }
+        let open = chips.withLock { c in
+            defer { c.open = [:] }
+            return Array(c.open.values)
+        }
+        for chip in open { chip.close() }
+    }
+}
+
+/// Whether the kernel debounces a line: known only once the line is requested, but the edge
+/// handler is created before.
+final class KernelDebounce: Sendable {
+    let flag = Mutex(false)
+    var value: Bool { flag.withLock { $0 } }
+    func set(_ v: Bool) { flag.withLock { $0 = v } }
+}

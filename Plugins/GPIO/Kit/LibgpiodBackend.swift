@@ -1,0 +1,324 @@
+import CHearthGPIO
+import Foundation
+import Glibc
+import Synchronization
+
+/// GPIO through the kernel's character device (`/dev/gpiochipN`), via libgpiod and the C shim.
+///
+/// Edges are read on one dedicated thread that `poll()`s every requested input's event file
+/// descriptor plus an `eventfd` used to wake it (when lines change or the monitor is cancelled).
+public final class LibgpiodBackend: GPIOChipBackend {
+    struct Watch {
+        let line: CHandle
+        let fd: Int32
+        let onEdge: @Sendable (GPIOEdge) -> Void
+    }
+
+    struct State {
+        var watches: [Int: Watch] = [:]
+        var nextID = 0
+        var stopping = false
+    }
+
+    /// Registered inputs. Event reads happen under this lock too, so a release never frees a
+    /// line the monitor is reading; handlers run after it is released.
+    let state = Mutex(State())
+    let wakeFD: Int32
+
+    public init() {
+        wakeFD = hg_wake_fd()
+    }
+
+    deinit { if wakeFD >= 0 { Glibc.close(wakeFD) } }
+
+    /// Which library and uAPI serve the chips, e.g. `libgpiod 1.6.3 (v1 uAPI)`.
+    public static var description: String { String(cString: hg_backend_description()) }
+
+    public func openChip(_ spec: String) throws(GPIOError) -> any GPIOChip {
+        var error: Int32 = 0
+        guard let chip = hg_chip_open(spec, &error) else {
+            switch error {
+            case EACCES, EPERM:
+                throw GPIOError(
+                    .permissionDenied,
+                    "GPIO chip '\(spec)': permission denied (add the user running hearthd to the 'gpio' group, or a udev rule for /dev/gpiochip*)")
+            default:
+                throw GPIOError(
+                    .chipNotFound,
+                    "GPIO chip '\(spec)' not found (no /dev/\(spec), and no chip with that label or path; \(Self.errnoText(error)))")
+            }
+        }
+        return LibgpiodChip(backend: self, chip: chip, spec: spec)
+    }
+
+    public func monitor() async throws {
+        let done = AsyncStream<Void>.makeStream()
+        state.withLock { $0.stopping = false }
+        let thread = Thread { [self] in
+            self.loop()
+            done.continuation.yield()
+            done.continuation.finish()
+        }
+        thread.name = "hearth-gpio-edges"
+        await withTaskCancellationHandler {
+            thread.start()
+            for await _ in done.stream {}
+        } onCancel: {
+            state.withLock { $0.stopping = true }
+            wake()
+        }
+        try Task.checkCancellation()
+    }
+
+    func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    func add(_ watch: Watch) -> Int {
+        let id = state.withLock { s in
+            s.nextID += 1
+            s.watches[s.nextID] = watch
+            return s.nextID
+        }
+        wake()
+        return id
+    }
+
+    /// Stops watching and releases the line, under the lock the monitor reads with.
+    func release(_ id: Int) {
+        state.withLock { s in
+            if let w = s.watches.removeValue(forKey: id) { hg_line_release(w.line.pointer) }
+        }
+        wake()
+    }
+
+    func loop() {
+        var events = [hg_event](repeating: hg_event(), count: 16)
+        while true {
+            let (stopping, watches) = state.withLock { ($0.stopping, $0.watches) }
+            if stopping { return }
+            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            var ids: [Int] = []
+            for (id, w) in watches {
+                fds.append(pollfd(fd: w.fd, events: Int16(POLLIN | POLLPRI), revents: 0))
+                ids.append(id)
+            }
+            let n = poll(&fds, nfds_t(fds.count), -1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if fds[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = Glibc.read(wakeFD, &count, 8)
+            }
+            for (i, id) in ids.enumerated() where fds[i + 1].revents != 0 {
+                var delivered: [GPIOEdge] = []
+                var handler: (@Sendable (GPIOEdge) -> Void)?
+                var dropWatch = false
+                state.withLock { s in
+                    guard let w = s.watches[id] else { return }
+                    handler = w.onEdge
+                    let got = events.withUnsafeMutableBufferPointer { hg_line_read_events(w.line.pointer, $0.baseAddress, 16) }
+                    if got < 0 {
+                        // The line is gone (chip unplugged): stop polling it.
+                        dropWatch = true
+                        return
+                    }
+                    for k in 0..<Int(got) {
+                        delivered.append(GPIOEdge(rising: events[k].rising != 0, timestampNanoseconds: events[k].timestamp_ns))
+                    }
+                }
+                if dropWatch {
+                    state.withLock { s in _ = s.watches[id].map { _ in s.watches[id] = nil } }
+                }
+                if let handler { for edge in delivered { handler(edge) } }
+            }
+        }
+    }
+
+    static func errnoText(_ code: Int32) -> String { String(cString: strerror(code)) }
+}
+
+/// A chip opened through libgpiod.
+final class LibgpiodChip: GPIOChip {
+    let backend: LibgpiodBackend
+    /// The C handle, nil once closed; chip-level calls are serialised by this lock (libgpiod
+    /// objects are not thread-safe).
+    let chip: Mutex<CHandle?>
+    let name: String
+    let label: String
+    let lineCount: Int
+    let spec: String
+
+    init(backend: LibgpiodBackend, chip: OpaquePointer, spec: String) {
+        self.backend = backend
+        self.spec = spec
+        name = String(cString: hg_chip_name(chip))
+        label = String(cString: hg_chip_label(chip))
+        lineCount = Int(hg_chip_num_lines(chip))
+        self.chip = Mutex(CHandle(chip))
+    }
+
+    var backendDescription: String { LibgpiodBackend.description }
+
+    func offset(ofLineNamed lineName: String) -> Int? {
+        chip.withLock { c -> Int? in
+            guard let c else { return nil }
+            let r = hg_chip_find_line(c.pointer, lineName)
+            return r >= 0 ? Int(r) : nil
+        }
+    }
+
+    func consumer(ofLine offset: Int) -> String? {
+        chip.withLock { c -> String? in
+            guard let c, offset >= 0, offset < lineCount else { return nil }
+            var buffer = [CChar](repeating: 0, count: 64)
+            let used = hg_chip_line_consumer(c.pointer, UInt32(offset), &buffer, buffer.count)
+            guard used > 0 else { return nil }
+            let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return text.isEmpty ? "unnamed consumer" : text
+        }
+    }
+
+    func where_(_ offset: Int) -> String { "line \(offset) of GPIO chip \(name) (\(label))" }
+
+    func failure(_ error: Int32, _ offset: Int) -> GPIOError {
+        switch error {
+        case EBUSY:
+            let holder = consumer(ofLine: offset).map { " by '\($0)'" } ?? ""
+            return GPIOError(.busy, "\(where_(offset)) is busy: held\(holder) (another process or device uses it)")
+        case EACCES, EPERM:
+            return GPIOError(.permissionDenied, "\(where_(offset)): permission denied")
+        case EINVAL where offset >= lineCount:
+            return GPIOError(.lineNotFound, "\(where_(offset)): the chip has only \(lineCount) lines (0...\(lineCount - 1))")
+        case EINVAL, EOPNOTSUPP:
+            return GPIOError(.invalid, "\(where_(offset)): the kernel refused the request (\(LibgpiodBackend.errnoText(error)))")
+        case ENODEV, ENXIO:
+            return GPIOError(.chipNotFound, "\(where_(offset)): the chip is gone (\(LibgpiodBackend.errnoText(error)))")
+        default:
+            return GPIOError(.io, "\(where_(offset)): \(LibgpiodBackend.errnoText(error))")
+        }
+    }
+
+    func requestInput(
+        offset: Int, consumer: String, settings: GPIOInputSettings, onEdge: @escaping @Sendable (GPIOEdge) -> Void
+    ) throws(GPIOError) -> any GPIOInputLine {
+        guard offset >= 0, offset < lineCount else { throw failure(EINVAL, offset) }
+        let bias: Int32 =
+            switch settings.bias {
+            case .asIs: Int32(HG_BIAS_AS_IS)
+            case .disabled: Int32(HG_BIAS_DISABLED)
+            case .pullUp: Int32(HG_BIAS_PULL_UP)
+            case .pullDown: Int32(HG_BIAS_PULL_DOWN)
+            }
+        let debounceMicroseconds = UInt32(clamping: settings.debounce.components.seconds * 1_000_000 + settings.debounce.components.attoseconds / 1_000_000_000_000)
+        var error: Int32 = 0
+        let handle = chip.withLock { c -> CHandle? in
+            guard let c else { error = ENODEV; return nil }
+            return CHandle(hg_line_request_input(c.pointer, UInt32(offset), consumer, settings.activeLow ? 1 : 0, bias, debounceMicroseconds, &error))
+        }
+        guard let handle else { throw failure(error, offset) }
+        let line = handle.pointer
+        let fd = hg_line_event_fd(line)
+        let kernelDebounced = hg_backend_has_kernel_debounce() != 0 && settings.debounce > .zero
+        let id = backend.add(LibgpiodBackend.Watch(line: handle, fd: fd, onEdge: onEdge))
+        return LibgpiodInput(backend: backend, id: id, description: where_(offset), kernelDebounced: kernelDebounced)
+    }
+
+    func requestOutput(offset: Int, consumer: String, activeLow: Bool, initial: Bool) throws(GPIOError) -> any GPIOOutputLine {
+        guard offset >= 0, offset < lineCount else { throw failure(EINVAL, offset) }
+        var error: Int32 = 0
+        let handle = chip.withLock { c -> CHandle? in
+            guard let c else { error = ENODEV; return nil }
+            return CHandle(hg_line_request_output(c.pointer, UInt32(offset), consumer, activeLow ? 1 : 0, initial ? 1 : 0, &error))
+        }
+        guard let handle else { throw failure(error, offset) }
+        return LibgpiodOutput(line: handle, description: where_(offset))
+    }
+
+    func close() {
+        chip.withLock { c in
+            if let c { hg_chip_close(c.pointer) }
+            c = nil
+        }
+    }
+}
+
+/// An input line: reads happen under the backend's lock (shared with the monitor).
+final class LibgpiodInput: GPIOInputLine {
+    let backend: LibgpiodBackend
+    let id: Int
+    let released = Mutex(false)
+    let description: String
+    let kernelDebounced: Bool
+
+    init(backend: LibgpiodBackend, id: Int, description: String, kernelDebounced: Bool) {
+        self.backend = backend
+        self.id = id
+        self.description = description
+        self.kernelDebounced = kernelDebounced
+    }
+
+    func value() throws(GPIOError) -> Bool {
+        let r: Int32 = backend.state.withLock { s in
+            guard let w = s.watches[id] else { return -ENODEV }
+            return hg_line_get_value(w.line.pointer)
+        }
+        guard r >= 0 else { throw GPIOError(.io, "\(description): cannot read: \(LibgpiodBackend.errnoText(-r))") }
+        return r != 0
+    }
+
+    func release() {
+        let wasHeld = released.withLock { r -> Bool in
+            defer { r = true }
+            return !r
+        }
+        if wasHeld { backend.release(id) }
+    }
+}
+
+/// An output line; the Mutex serialises writes and the release.
+final class LibgpiodOutput: GPIOOutputLine {
+    let line: Mutex<CHandle?>
+    let description: String
+
+    init(line: CHandle, description: String) {
+        self.line = Mutex(line)
+        self.description = description
+    }
+
+    func value() throws(GPIOError) -> Bool {
+        let r = line.withLock { l -> Int32 in l.map { hg_line_get_value($0.pointer) } ?? -ENODEV }
+        guard r >= 0 else { throw GPIOError(.io, "\(description): cannot read: \(LibgpiodBackend.errnoText(-r))") }
+        return r != 0
+    }
+
+    func set(_ value: Bool) throws(GPIOError) {
+        let r = line.withLock { l -> Int32 in l.map { hg_line_set_value($0.pointer, value ? 1 : 0) } ?? -ENODEV }
+        guard r >= 0 else { throw GPIOError(.io, "\(description): cannot drive: \(LibgpiodBackend.errnoText(-r))") }
+    }
+
+    func release() {
+        line.withLock { l in
+            if let p = l { hg_line_release(p.pointer) }
+            l = nil
+        }
+    }
+}
+
+/// A libgpiod object handle as a plain address, so it can sit in a `Mutex` state and cross to
+/// the monitor thread; every use of the pointee happens under the lock that owns the handle.
+struct CHandle: Hashable, Sendable {
+    let address: UInt
+
+    init(_ pointer: OpaquePointer) { address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer))) }
+
+    init?(_ pointer: OpaquePointer?) {
+        guard let pointer else { return nil }
+        self.init(pointer)
+    }
+
+    var pointer: OpaquePointer { OpaquePointer(bitPattern: address)! }
+}

@@ -1,0 +1,229 @@
+import DriverAPI
+import Foundation
+import GPIOKit
+import HomeCore
+import HomeModel
+import PluginHost
+import Synchronization
+import Testing
+
+/// The real plugin `.so`, loaded with `dlopen`, against a real kernel's gpio-sim chip, reporting
+/// into a real `HomeCore`. Runs inside the VM of `scripts/test-gpio-kernel`
+/// (`../shared/tools/with-gpio-sim`), which sets `GPIO_SIM_CHIP` and `GPIO_SIM_SYSFS`.
+@Suite(
+    .serialized,
+    .enabled(
+        if: GPIOSimEnvironment.chip != nil,
+        "GPIO kernel tests skipped: GPIO_SIM_CHIP is not set (no gpio-sim chip here); scripts/test-gpio-kernel runs them in a VM"))
+struct GPIOKernelTests {
+    static var chip: String? { GPIOSimEnvironment.chip }
+    static var sysfs: String { GPIOSimEnvironment.sysfs }
+    static var label: String { GPIOSimEnvironment.label }
+
+    /// gpio-sim's per-line attributes: `pull` drives an input, `value` shows an output.
+    static func setPull(_ line: Int, _ pull: String) throws {
+        try Data(pull.utf8).write(to: URL(fileURLWithPath: "\(sysfs)/sim_gpio\(line)/pull"))
+    }
+
+    static func read(_ line: Int, _ attribute: String) throws -> String {
+        try String(contentsOfFile: "\(sysfs)/sim_gpio\(line)/\(attribute)", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A running plugin from its `.so`, reporting into a core.
+    struct Running {
+        let core: HomeCore
+        let home: Home
+        let tap: Tap
+        let task: Task<Void, any Error>
+
+        func stop() async {
+            task.cancel()
+            _ = await task.result
+        }
+    }
+
+    static func start(_ lines: [Value]) throws -> Running {
+        let loaded = try PluginLoader.load(GPIOSimEnvironment.buildDirectory + "/libGPIOPlugin.so")
+        let core = HomeCore()
+        let configuration = PluginConfiguration(
+            value: ["lines": .list(lines), "retry": "200ms"], file: "hearth.yaml", keyPath: "plugins.gpio")
+        try loaded.plugin.validate(configuration: configuration)
+        let tap = Tap(core.context(for: "gpio", configuration: configuration))
+        core.setCommandHandler(Handler(plugin: loaded.plugin, context: tap), for: "gpio")
+        let task = Task { try await loaded.plugin.run(context: tap) }
+        return Running(core: core, home: core.home(for: .system), tap: tap, task: task)
+    }
+
+    @Test func inputs_reachTheCore_asAttributeChangesAndSwitchEvents_withBiasAndActiveLow() async throws {
+        let chip = try #require(Self.chip)
+        let plugin = try Self.start([
+            ["id": "door", "chip": .string(chip), "line": "GPIO0", "role": "contact", "active-low": true, "bias": "pull-up", "name": "Door", "room": "Hall"],
+            ["id": "bell", "chip": .string(Self.label), "line": 1, "role": "button", "bias": "pull-down", "name": "Bell", "room": "Hall"],
+        ])
+        let door = DeviceID(plugin: "gpio", local: "door")
+        let bell = DeviceID(plugin: "gpio", local: "bell")
+        let events = plugin.home.events(device: bell, trait: SwitchTrait.identifier)
+        try await waitFor(plugin.home, door) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(false) }
+        #expect(try Self.read(0, "pull") == "pull-up", "the requested bias moved gpio-sim's pull")
+        try Self.setPull(0, "pull-down")
+        try await waitFor(plugin.home, door) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(true) }
+        try Self.setPull(0, "pull-up")
+        try await waitFor(plugin.home, door) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(false) }
+
+        try await waitFor(plugin.home, bell) { $0.value(SwitchTrait.identifier, SwitchTrait.Attribute.currentPosition) == .int(0) }
+        let before = KernelTime.realtimeNanoseconds()
+        try Self.setPull(1, "pull-up")
+        try Self.setPull(1, "pull-down")
+        let received = try await collect(events, count: 2)
+        #expect(received.map(\.event) == [SwitchTrait.Event.initialPress, SwitchTrait.Event.shortRelease])
+        #expect(received[0].fields["NewPosition"] == .int(1))
+        #expect(received[0].timestampNanoseconds >= before - 1_000_000_000, "kernel timestamps converted to Unix time")
+        #expect(received[0].timestampNanoseconds <= received[1].timestampNanoseconds)
+        await plugin.stop()
+    }
+
+    @Test func outputs_commandedThroughTheCore_showInGpioSimValue() async throws {
+        let chip = try #require(Self.chip)
+        let plugin = try Self.start([
+            ["id": "relay", "chip": .string(chip), "line": 2, "role": "relay", "active-low": true, "name": "Pump", "room": "Garden"],
+            ["id": "lamp", "chip": .string("/dev/" + chip), "line": "GPIO3", "role": "light", "initial": "on", "name": "Lamp", "room": "Garden"],
+        ])
+        let relay = DeviceID(plugin: "gpio", local: "relay")
+        let lamp = DeviceID(plugin: "gpio", local: "lamp")
+        try await waitFor(plugin.home, relay) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(false) }
+        #expect(try Self.read(2, "value") == "1", "off on an active-low relay board drives the line high")
+        try await waitFor(plugin.home, lamp) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true) }
+        #expect(try Self.read(3, "value") == "1")
+
+        _ = try await plugin.home.invoke(
+            CommandRequest(device: relay, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
+        #expect(try Self.read(2, "value") == "0")
+        try await waitFor(plugin.home, relay) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true) }
+        _ = try await plugin.home.invoke(
+            CommandRequest(device: lamp, deviceType: OnOffLightDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.toggle))
+        #expect(try Self.read(3, "value") == "0")
+        try await waitFor(plugin.home, lamp) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(false) }
+        await plugin.stop()
+    }
+
+    @Test func busyLineAndMissingChip_areReportedByName_otherLinesWork_andTheBusyLineIsRetried() async throws {
+        let chip = try #require(Self.chip)
+        // Another holder of line 4: the kernel refuses a second request with EBUSY.
+        let holder = try LibgpiodBackend().openChip(chip)
+        let held = try holder.requestOutput(offset: 4, consumer: "other-owner", activeLow: false, initial: false)
+        let plugin = try Self.start([
+            ["id": "busy", "chip": .string(chip), "line": 4, "role": "contact", "name": "Busy", "room": "Hall"],
+            ["id": "gone", "chip": "no-such-chip", "line": 0, "role": "contact", "name": "Gone", "room": "Hall"],
+            ["id": "fine", "chip": .string(chip), "line": 5, "role": "leak", "name": "Leak", "room": "Hall"],
+        ])
+        let busy = DeviceID(plugin: "gpio", local: "busy")
+        let fine = DeviceID(plugin: "gpio", local: "fine")
+        try await waitFor(plugin.home, busy) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
+        // Lines are acquired in order: once the last one reports, the first two have been tried.
+        try await waitFor(plugin.home, fine) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) != nil }
+        let logs = plugin.tap.logs
+        #expect(logs.contains { $0.contains("line 4 of GPIO chip \(chip) (\(Self.label)) is busy: held by 'other-owner'") }, "\(logs)")
+        #expect(logs.contains { $0.contains("GPIO chip 'no-such-chip' not found") }, "\(logs)")
+        try Self.setPull(5, "pull-up")
+        try await waitFor(plugin.home, fine) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(true) }
+        held.release()
+        holder.close()
+        try await waitFor(plugin.home, busy) {
+            $0.snapshot.sourceConnectivity.connectivityState == .online
+                && $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) != nil
+        }
+        await plugin.stop()
+    }
+}
+
+// MARK: - Helpers
+
+/// What `with-gpio-sim` tells the command it runs, and where the plugin `.so` was built.
+enum GPIOSimEnvironment {
+    static var chip: String? { ProcessInfo.processInfo.environment["GPIO_SIM_CHIP"] }
+    static var sysfs: String { ProcessInfo.processInfo.environment["GPIO_SIM_SYSFS"] ?? "" }
+    static var label: String { ProcessInfo.processInfo.environment["GPIO_SIM_LABEL"] ?? "gpio-sim-test" }
+
+    /// The directory `swift build` put the test binary and the plugin `.so` files in.
+    static var buildDirectory: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while dir.path != "/", !FileManager.default.fileExists(atPath: dir.appendingPathComponent("libGPIOPlugin.so").path) {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.path
+    }
+}
+
+extension HomeDevice {
+    func value(_ trait: TraitID, _ attribute: AttributeID) -> Value? {
+        snapshot.primaryType?.traits[trait]?.attributes[attribute]
+    }
+}
+
+/// Fails instead of hanging when the awaited never comes.
+func withDeadline<T: Sendable>(_ what: String, _ timeout: Duration = .seconds(60), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            Issue.record("timed out after \(timeout) waiting for \(what)")
+            throw CancellationError()
+        }
+        return value
+    }
+}
+
+/// Waits until the device exists and `condition` holds for it.
+func waitFor(_ home: Home, _ id: DeviceID, _ condition: @escaping @Sendable (HomeDevice) -> Bool) async throws {
+    _ = try await withDeadline("device \(id)") {
+        for await set in home.devices().batched() where set[id: id] != nil { break }
+        for await device in home.device(id: id) where condition(device) { return true }
+        return false
+    }
+}
+
+/// The next `count` events.
+func collect(_ events: Updates<DeviceEvent>, count: Int) async throws -> [DeviceEvent] {
+    try await withDeadline("\(count) events") {
+        var got: [DeviceEvent] = []
+        for await e in events {
+            got.append(e)
+            if got.count == count { break }
+        }
+        return got
+    }
+}
+
+/// The core's context, with the plugin's log lines kept for assertions.
+final class Tap: DriverContext {
+    let inner: any DriverContext
+    let lines = Mutex<[String]>([])
+
+    init(_ inner: any DriverContext) { self.inner = inner }
+
+    var logs: [String] { lines.withLock { $0 } }
+    var pluginID: String { inner.pluginID }
+    var configuration: PluginConfiguration { inner.configuration }
+    func publish(_ device: DeviceDescription) { inner.publish(device) }
+    func remove(device localID: String) { inner.remove(device: localID) }
+    func report(_ reports: [AttributeReport]) { inner.report(reports) }
+    func emit(_ event: EventReport) { inner.emit(event) }
+    func setConnectivity(_ state: ConnectivityState, device localID: String?) { inner.setConnectivity(state, device: localID) }
+    func log(_ level: LogLevel, _ message: String, device localID: String?) {
+        lines.withLock { $0.append("\(level): \(message)") }
+        inner.log(level, message, device: localID)
+    }
+}
+
+/// Routes the core's commands to the plugin, as the plugin host does.
+struct Handler: CommandHandler {
+    let plugin: any DriverPlugin
+    let context: any DriverContext
+    func handle(_ command: DriverCommand) async throws -> Value { try await plugin.handle(command, context: context) }
+    func write(_ write: DriverWrite) async throws { try await plugin.write(write, context: context) }
+}
