@@ -35,6 +35,10 @@ public struct Home: HomeBackend {
         return HomeDevice(snapshot: d, backend: self)
     }
 
+    /// Every accepted change with its version and origin, for audit (admins only; the
+    /// subscription ends at once for others). A slow reader loses the oldest records, counted.
+    public func changes() -> Updates<ChangeRecord> { core.subscribeChanges(home: self) }
+
     /// Events (button presses, alarms) of visible devices, optionally of one device and trait.
     public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> Updates<DeviceEvent> {
         core.subscribeEvents(device: device, trait: trait, home: self)
@@ -75,7 +79,7 @@ public struct Home: HomeBackend {
         guard principal.canEditLayout else {
             throw .permissionDenied("\(principal) is a \(principal.role.rawValue); only an admin can change the layout")
         }
-        try core.apply(.layout(edit))
+        try core.apply(.layout(edit), origin: .layout(principal.id))
     }
 
     /// Creates a structure; returns its ID.

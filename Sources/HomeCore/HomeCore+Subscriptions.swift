@@ -61,7 +61,9 @@ extension HomeCore {
                 guard let self, Self.touches(kind, outcome) else { return nil }
                 return {
                     channel.push(
-                        HomeSet(storage: self.storage(kind, after, principal, as: Element.self), version: after.version, backend: home),
+                        HomeSet(
+                            storage: self.storage(kind, after, principal, as: Element.self), version: after.version,
+                            origin: outcome.origin, backend: home),
                         version: after.version)
                 }
             },
@@ -217,6 +219,29 @@ extension HomeCore {
             },
             finish: { channel.finish() })
         box.id = register(observer, events: true)
+        if box.id == nil { channel.finish() }
+        return Updates(channel)
+    }
+}
+
+extension HomeCore {
+    func subscribeChanges(home: Home) -> Updates<ChangeRecord> {
+        let box = IDBox()
+        let channel = Channel<ChangeRecord>(policy: .droppingOldest(Self.eventBufferLimit), onTerminate: { [weak self] in
+            if let id = box.id { self?.unregister(id) }
+        })
+        guard home.principal.role == .admin else {
+            channel.finish()
+            return Updates(channel)
+        }
+        let observer = Observer(
+            session: home.principal.sessionID, device: nil,
+            onChange: { _, _, outcome in
+                let record = ChangeRecord(outcome)
+                return { channel.push(record, version: record.version) }
+            },
+            finish: { channel.finish() })
+        box.id = register(observer, audit: true)
         if box.id == nil { channel.finish() }
         return Updates(channel)
     }

@@ -46,6 +46,8 @@ public final class HomeCore: Sendable {
         var observers: [Int: Observer] = [:]
         var deviceObservers: [DeviceID: Set<Int>] = [:]
         var eventObservers: [Int: Observer] = [:]
+        /// Observers of every change (``Home/changes()``).
+        var auditObservers: [Int: Observer] = [:]
         var nextID = 0
         var revoked: Set<String> = []
         var handlers: [String: any CommandHandler] = [:]
@@ -87,7 +89,8 @@ public final class HomeCore: Sendable {
     ///
     /// Layout edits are persisted before they become visible (a failing store refuses them).
     @discardableResult
-    func apply(_ change: HomeChange, persist: Bool = true) throws(HomeError) -> HomeOutcome {
+    func apply(_ change: HomeChange, origin: ChangeOrigin? = nil, persist: Bool = true) throws(HomeError) -> HomeOutcome {
+        let origin = origin ?? change.defaultOrigin
         let isLayout: Bool
         if case .layout = change { isLayout = true } else { isLayout = false }
         // Reports, events and connectivity never change what a principal may see, so they
@@ -100,7 +103,7 @@ public final class HomeCore: Sendable {
         let result: Result<(HomeOutcome, [@Sendable () -> Void], LayoutDelta?), HomeError> = inner.withLock { inner in
             let before: HomeState?
             let after: HomeState
-            let outcome: HomeOutcome
+            var outcome: HomeOutcome
             var delta: LayoutDelta?
             if keepsVisibility {
                 before = nil
@@ -120,6 +123,7 @@ public final class HomeCore: Sendable {
                 }
                 after = next
             }
+            outcome.origin = origin
             if persist, store != nil, !outcome.isEmpty {
                 let d = Self.delta(outcome, after, at: now())
                 if !d.isEmpty {
@@ -154,6 +158,9 @@ public final class HomeCore: Sendable {
                 for o in inner.eventObservers.values {
                     if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
                 }
+            }
+            for o in inner.auditObservers.values {
+                if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
             }
             return .success((outcome, deliveries, delta))
         }
@@ -230,12 +237,14 @@ public final class HomeCore: Sendable {
 
     // MARK: - Observers
 
-    func register(_ observer: Observer, events: Bool = false) -> Int? {
+    func register(_ observer: Observer, events: Bool = false, audit: Bool = false) -> Int? {
         inner.withLock { inner -> Int? in
             if let s = observer.session, inner.revoked.contains(s) { return nil }
             inner.nextID += 1
             let id = inner.nextID
-            if events {
+            if audit {
+                inner.auditObservers[id] = observer
+            } else if events {
                 inner.eventObservers[id] = observer
             } else {
                 inner.observers[id] = observer
@@ -252,18 +261,22 @@ public final class HomeCore: Sendable {
                 if inner.deviceObservers[d]?.isEmpty == true { inner.deviceObservers[d] = nil }
             }
             inner.eventObservers[id] = nil
+            inner.auditObservers[id] = nil
         }
     }
 
     /// How many observers are registered (subscriptions not yet ended).
-    public var observerCount: Int { inner.withLock { $0.observers.count + $0.eventObservers.count } }
+    public var observerCount: Int {
+        inner.withLock { $0.observers.count + $0.eventObservers.count + $0.auditObservers.count }
+    }
 
     /// Ends every subscription of a session and refuses its later calls (`permissionDenied`).
     public func revoke(session: String) {
         let finishers: [@Sendable () -> Void] = inner.withLock { inner in
             inner.revoked.insert(session)
             return (inner.observers.values.filter { $0.session == session }
-                + inner.eventObservers.values.filter { $0.session == session }).map(\.finish)
+                + inner.eventObservers.values.filter { $0.session == session }
+                + inner.auditObservers.values.filter { $0.session == session }).map(\.finish)
         }
         for f in finishers { f() }
     }

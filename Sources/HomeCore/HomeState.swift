@@ -63,6 +63,8 @@ public enum LayoutEdit: Hashable, Sendable {
 /// events accepted, and problems with the input (logged by the owner, never fatal).
 public struct HomeOutcome: Sendable {
     public var version: UInt64
+    /// Who caused the change (set by the core's owner).
+    public var origin: ChangeOrigin = .system
     public var devices: [(DeviceID, DeviceChangeKind)] = []
     public var structuresChanged = false
     public var roomsChanged = false

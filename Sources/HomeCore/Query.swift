@@ -28,11 +28,14 @@ public struct HomeSet<Element: HomeElement>: Collection, Sendable, Equatable {
     public let storage: Storage
     /// The core's version this set was taken at.
     public let version: UInt64
+    /// Who caused the change that produced this set (nil for the set handed out on subscribing).
+    public let origin: ChangeOrigin?
     let backend: (any HomeBackend)?
 
-    init(storage: Storage, version: UInt64, backend: (any HomeBackend)?) {
+    init(storage: Storage, version: UInt64, origin: ChangeOrigin? = nil, backend: (any HomeBackend)?) {
         self.storage = storage
         self.version = version
+        self.origin = origin
         self.backend = backend
     }
 
