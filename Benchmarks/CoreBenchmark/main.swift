@@ -85,7 +85,7 @@ do {
     let core = HomeCore()
     _ = core.state
     say("   idle core: process RSS \(residentBytes() / 1024) KiB (\((residentBytes() - rssBefore) / 1024) KiB more than before the core)")
-    for n in [1_000, 10_000, 10_000] {
+    for n in [1_000, 10_000] {
         let rss0 = residentBytes()
         let c = HomeCore()
         let driver = populate(c, devices: n)
