@@ -8,6 +8,9 @@ import Logging
 import PluginHost
 import ServiceLifecycle
 import UnixSignals
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct Hearthd: AsyncParsableCommand {
@@ -32,6 +35,12 @@ struct Hearthd: AsyncParsableCommand {
     var includeTestFixtures = false
 
     func run() async throws {
+        // A parent may hand down SIGTERM/SIGINT blocked (test runners do); systemd's stop must reach us.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGTERM)
+        sigaddset(&unblock, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         let settings: HearthConfig
         do {
             settings = try HearthConfig.load(path: config)
@@ -118,6 +127,10 @@ struct Hearthd: AsyncParsableCommand {
                 try APIServer.make(
                     server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger))
         }
+
+        // Last, so READY=1 goes out after everything above was handed to the group.
+        services.append(
+            SystemdNotifyService(notifier: SystemdNotifier(), watchdog: SystemdNotifier.watchdogInterval(), logger: logger))
 
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
