@@ -34,13 +34,28 @@ struct Hearthd: AsyncParsableCommand {
     @Flag(help: .hidden)
     var includeTestFixtures = false
 
-    func run() async throws {
-        // A parent may hand down SIGTERM/SIGINT blocked (test runners do); systemd's stop must reach us.
+    /// ArgumentParser's entry point, after unblocking SIGTERM and SIGINT on the main thread
+    /// (before any other thread starts): a parent may hand them down blocked (test runners
+    /// do), and `systemctl stop` must reach the daemon.
+    static func main() async {
         var unblock = sigset_t()
         sigemptyset(&unblock)
         sigaddset(&unblock, SIGTERM)
         sigaddset(&unblock, SIGINT)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    func run() async throws {
         let settings: HearthConfig
         do {
             settings = try HearthConfig.load(path: config)
@@ -49,8 +64,14 @@ struct Hearthd: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
         let level = Logger.Level(rawValue: logLevel ?? settings.logLevel) ?? .info
+        let format = settings.logFormat
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            if format == .text {
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            var handler = StructuredLogHandler(label: label, format: format)
             handler.logLevel = level
             return handler
         }
@@ -68,6 +89,11 @@ struct Hearthd: AsyncParsableCommand {
             throw ExitCode(74)  // EX_IOERR
         }
         logger.info("database opened", metadata: ["file": "\(databasePath)"])
+        if !database.appliedMigrations.isEmpty {
+            logger.notice(
+                "database schema migrated",
+                metadata: ["file": "\(databasePath)", "applied": "\(database.appliedMigrations.joined(separator: ","))"])
+        }
         let core = HomeCore(
             store: database, strictOperationValidation: settings.strictOperationValidation,
             logger: Logger(label: "hearth.core"))

@@ -67,6 +67,7 @@ final class NotifySocket: Sendable {
 
         let ready = await socket.receive()
         #expect(ready?.contains("READY=1") == true)
+        if ready == nil { kill(process.processIdentifier, SIGKILL) }
         let ping = await socket.receive()
         #expect(ping == "WATCHDOG=1")
         process.terminate()  // SIGTERM, as systemctl stop
@@ -76,6 +77,7 @@ final class NotifySocket: Sendable {
             if message != "WATCHDOG=1" { break }
         }
         #expect(last == "STOPPING=1")
+        if last != "STOPPING=1" { kill(process.processIdentifier, SIGKILL) }  // do not wait forever on a failure
         for await _ in ended.stream {}
         #expect(process.terminationStatus == 0)
     }
