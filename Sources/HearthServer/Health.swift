@@ -1,8 +1,8 @@
 import Foundation
 import HomeCore
-import HomeModel
+public import HomeModel
 import HomeStorage
-import PluginHost
+public import PluginHost
 
 /// What `/readyz` answers: ready only when the storage answers, the core holds its state and
 /// every enabled plugin is running.

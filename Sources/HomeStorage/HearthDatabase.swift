@@ -30,7 +30,7 @@ public final class HearthDatabase: Sendable {
     public let knownMigrations: [String]
     /// The migrations this open applied, in order (empty when the schema was current): the
     /// daemon logs them, so an upgrade's schema change shows in the journal.
-    public let appliedMigrations: [String]
+    public let migrationsAppliedOnOpen: [String]
 
     /// The last On/Off value written per device (with the core's version), so an unchanged
     /// or stale value costs no write.
@@ -81,7 +81,7 @@ public final class HearthDatabase: Sendable {
                 return try migrator.appliedIdentifiers(db)
             }
             try migrator.migrate(pool)
-            appliedMigrations = migrator.migrations.filter { !before.contains($0) }
+            migrationsAppliedOnOpen = migrator.migrations.filter { !before.contains($0) }
         } catch let error as HomeError {
             throw error
         } catch let error as DatabaseError

@@ -149,7 +149,7 @@ enum Doctor {
         case .failure(let why):
             return Diagnosis(
                 check: check, status: .problem,
-                explanation: "cannot reach the broker at \(address): \(why). Is mosquitto running ('systemctl status mosquitto') and listening there?")
+                explanation: "cannot reach the broker at \(address): \(why.reason). Is mosquitto running ('systemctl status mosquitto') and listening there?")
         }
         defer { close(fd) }
         let packet = connectPacket(clientID: "hearth-doctor-\(getpid())", username: username, password: password)
@@ -209,12 +209,16 @@ enum Doctor {
         return [0x10] + length + body
     }
 
-    static func connect(host: String, port: Int) -> Result<Int32, String> {
+    struct ConnectFailure: Error {
+        let reason: String
+    }
+
+    static func connect(host: String, port: Int) -> Result<Int32, ConnectFailure> {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
-        guard rc == 0, let first = list else { return .failure("cannot resolve '\(host)' (\(String(cString: gai_strerror(rc))))") }
+        guard rc == 0, let first = list else { return .failure(ConnectFailure(reason: "cannot resolve '\(host)' (\(String(cString: gai_strerror(rc))))")) }
         defer { freeaddrinfo(list) }
         var lastError = "no address"
         var entry: UnsafeMutablePointer<addrinfo>? = first
@@ -230,7 +234,7 @@ enum Doctor {
             }
             entry = ai.pointee.ai_next
         }
-        return .failure(lastError.lowercased())
+        return .failure(ConnectFailure(reason: lastError.lowercased()))
     }
 
     // MARK: Plugins

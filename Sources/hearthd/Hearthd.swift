@@ -89,10 +89,10 @@ struct Hearthd: AsyncParsableCommand {
             throw ExitCode(74)  // EX_IOERR
         }
         logger.info("database opened", metadata: ["file": "\(databasePath)"])
-        if !database.appliedMigrations.isEmpty {
+        if !database.migrationsAppliedOnOpen.isEmpty {
             logger.notice(
                 "database schema migrated",
-                metadata: ["file": "\(databasePath)", "applied": "\(database.appliedMigrations.joined(separator: ","))"])
+                metadata: ["file": "\(databasePath)", "applied": "\(database.migrationsAppliedOnOpen.joined(separator: ","))"])
         }
         let core = HomeCore(
             store: database, strictOperationValidation: settings.strictOperationValidation,

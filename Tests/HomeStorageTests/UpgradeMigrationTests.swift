@@ -9,11 +9,11 @@ import Testing
         let dir = TempDir()
         defer { try? FileManager.default.removeItem(at: dir.url) }
         let first = try HearthDatabase(path: dir.path("hearth.sqlite"))
-        #expect(first.appliedMigrations == first.knownMigrations)
-        #expect(!first.appliedMigrations.isEmpty)
+        #expect(first.migrationsAppliedOnOpen == first.knownMigrations)
+        #expect(!first.migrationsAppliedOnOpen.isEmpty)
         try first.pool.close()
         let again = try HearthDatabase(path: dir.path("hearth.sqlite"))
-        #expect(again.appliedMigrations.isEmpty)
+        #expect(again.migrationsAppliedOnOpen.isEmpty)
     }
 
     @Test func an_upgrade_applies_only_the_new_migrations() throws {
@@ -26,6 +26,6 @@ import Testing
         let new = try HearthDatabase(path: dir.path("hearth.sqlite")) { migrator in
             migrator.registerMigration("test-v1-notes") { db in try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY)") }
         }
-        #expect(new.appliedMigrations == ["test-v1-notes"])
+        #expect(new.migrationsAppliedOnOpen == ["test-v1-notes"])
     }
 }
