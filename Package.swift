@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit, "HomeCore", "HomeStorage", "HearthClient",
+                pluginKit, "HomeCore", "HomeStorage", "HearthClient", "PluginHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings,
@@ -219,6 +219,9 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),
+        // Install layout, the .deb, systemd notify, `hearth doctor`: they run the built binaries
+        // and scripts as child processes (so `swift build --build-tests` must have built them).
+        .testTarget(name: "OpsTests", dependencies: [], swiftSettings: settings),
         .testTarget(
             name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "HomeCore", "PluginHost", pluginKit, logging],
             exclude: ["Fixtures"], swiftSettings: settings),

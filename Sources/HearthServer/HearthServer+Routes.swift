@@ -75,6 +75,12 @@ extension HearthServer {
         // MARK: Open routes: setup, login, the app's side of the consent step.
         let open = router.group("api/v1")
         open.get("health") { _, _ in APIResponse.json(["status": "ok"]) }
+        // Liveness and readiness for systemd, Docker and monitors (no sign-in; no secrets).
+        router.get("healthz") { _, _ in APIResponse.json(["status": "ok"]) }
+        router.get("readyz") { _, _ in
+            let r = readiness()
+            return APIResponse.json(r, status: r.ready ? .ok : .serviceUnavailable)
+        }
         open.post("auth/setup") { request, context in
             try setupLimiter.check("setup")
             let body = try await request.decodeStrict(SetupRequest.self, limit: limit)

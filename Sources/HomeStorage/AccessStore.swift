@@ -461,3 +461,10 @@ public final class AccessStore: Sendable {
         }
     }
 }
+
+extension AccessStore {
+    /// Reads from the database once: throws when the storage cannot answer (for `/readyz`).
+    public func checkReadable() throws(HomeError) {
+        _ = try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_users") }
+    }
+}

@@ -28,6 +28,9 @@ public final class HearthDatabase: Sendable {
     public let pool: DatabasePool
     /// Every migration identifier this build knows, in order (Hearth's first, then extras).
     public let knownMigrations: [String]
+    /// The migrations this open applied, in order (empty when the schema was current): the
+    /// daemon logs them, so an upgrade's schema change shows in the journal.
+    public let migrationsAppliedOnOpen: [String]
 
     /// The last On/Off value written per device (with the core's version), so an unchanged
     /// or stale value costs no write.
@@ -73,8 +76,12 @@ public final class HearthDatabase: Sendable {
             pool = try DatabasePool(path: path, configuration: config)
             // After GRDB's WAL set-up (which chooses NORMAL): every commit reaches the disk.
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-            try pool.read { db in try Self.check(db, migrator: migrator, path: path) }
+            let before = try pool.read { db in
+                try Self.check(db, migrator: migrator, path: path)
+                return try migrator.appliedIdentifiers(db)
+            }
             try migrator.migrate(pool)
+            migrationsAppliedOnOpen = migrator.migrations.filter { !before.contains($0) }
         } catch let error as HomeError {
             throw error
         } catch let error as DatabaseError

@@ -25,6 +25,7 @@ struct HearthConfig: Sendable {
 
     var file: String
     var logLevel: String
+    var logFormat: LogFormat = .text
     var strictOperationValidation: Bool
     var database: String?
     var plugins: Plugins
@@ -63,12 +64,21 @@ struct HearthConfig: Sendable {
         let baseDir = (file as NSString).deletingLastPathComponent
 
         var logLevel = "info"
+        var logFormat = LogFormat.text
         if let log = top["log"] {
-            guard let level = log["level"] else { throw problem("log", "expected a mapping with 'level'") }
-            guard let s = level.stringValue, LogLevel(rawValue: s) != nil else {
-                throw problem("log.level", "must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+            guard log["level"] != nil || log["format"] != nil else { throw problem("log", "expected a mapping with 'level' and/or 'format'") }
+            if let level = log["level"] {
+                guard let s = level.stringValue, LogLevel(rawValue: s) != nil else {
+                    throw problem("log.level", "must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                logLevel = s
             }
-            logLevel = s
+            if let format = log["format"] {
+                guard let s = format.stringValue, let f = LogFormat(rawValue: s) else {
+                    throw problem("log.format", "must be one of \(LogFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                logFormat = f
+            }
         }
         var strict = true
         if let core = top["core"], let v = core["strictOperationValidation"] {
@@ -138,7 +148,7 @@ struct HearthConfig: Sendable {
             }
         }
         return HearthConfig(
-            file: file, logLevel: logLevel, strictOperationValidation: strict, database: database,
+            file: file, logLevel: logLevel, logFormat: logFormat, strictOperationValidation: strict, database: database,
             plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server)
     }
 

@@ -8,6 +8,9 @@ import Logging
 import PluginHost
 import ServiceLifecycle
 import UnixSignals
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct Hearthd: AsyncParsableCommand {
@@ -31,6 +34,27 @@ struct Hearthd: AsyncParsableCommand {
     @Flag(help: .hidden)
     var includeTestFixtures = false
 
+    /// ArgumentParser's entry point, after unblocking SIGTERM and SIGINT on the main thread
+    /// (before any other thread starts): a parent may hand them down blocked (test runners
+    /// do), and `systemctl stop` must reach the daemon.
+    static func main() async {
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGTERM)
+        sigaddset(&unblock, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     func run() async throws {
         let settings: HearthConfig
         do {
@@ -40,8 +64,14 @@ struct Hearthd: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
         let level = Logger.Level(rawValue: logLevel ?? settings.logLevel) ?? .info
+        let format = settings.logFormat
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            if format == .text {
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            var handler = StructuredLogHandler(label: label, format: format)
             handler.logLevel = level
             return handler
         }
@@ -59,6 +89,11 @@ struct Hearthd: AsyncParsableCommand {
             throw ExitCode(74)  // EX_IOERR
         }
         logger.info("database opened", metadata: ["file": "\(databasePath)"])
+        if !database.migrationsAppliedOnOpen.isEmpty {
+            logger.notice(
+                "database schema migrated",
+                metadata: ["file": "\(databasePath)", "applied": "\(database.migrationsAppliedOnOpen.joined(separator: ","))"])
+        }
         let core = HomeCore(
             store: database, strictOperationValidation: settings.strictOperationValidation,
             logger: Logger(label: "hearth.core"))
@@ -118,6 +153,10 @@ struct Hearthd: AsyncParsableCommand {
                 try APIServer.make(
                     server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger))
         }
+
+        // Last, so READY=1 goes out after everything above was handed to the group.
+        services.append(
+            SystemdNotifyService(notifier: SystemdNotifier(), watchdog: SystemdNotifier.watchdogInterval(), logger: logger))
 
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },

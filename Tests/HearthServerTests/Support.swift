@@ -7,6 +7,7 @@ import HomeCore
 import HomeModel
 import HomeStorage
 import Logging
+import PluginHost
 import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
@@ -67,7 +68,8 @@ struct TestHome {
     static func with<T: Sendable>(
         strict: Bool = true, configuration: HearthServer.Configuration = .init(host: "127.0.0.1", port: 0),
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
-        appRequestLimiter: (any AttemptLimiter)? = nil, _ body: (TestHome) async throws -> T
+        appRequestLimiter: (any AttemptLimiter)? = nil, pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
+        _ body: (TestHome) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -90,8 +92,8 @@ struct TestHome {
         configuration.port = 0
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let server = HearthServer(
-            core: core, access: access, configuration: configuration, loginLimiter: loginLimiter, setupLimiter: setupLimiter,
-            appRequestLimiter: appRequestLimiter, logger: quiet,
+            core: core, access: access, configuration: configuration, pluginStatuses: pluginStatuses, loginLimiter: loginLimiter,
+            setupLimiter: setupLimiter, appRequestLimiter: appRequestLimiter, logger: quiet,
             onListening: { port in portContinuation.yield(port) })
         let task = Task { try await server.run() }
         defer { task.cancel() }
