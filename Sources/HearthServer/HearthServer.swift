@@ -30,12 +30,16 @@ public struct HearthServer: Service {
         public var maxSubscriptionsPerSocket: Int
         /// Longest an app's long poll for its consent decision waits.
         public var maxConsentWait: Duration
+        /// The web page's folder (index.html, app.js, ...), served at `/` and `/web/`; nil
+        /// serves no page. See ``HearthServer/defaultWebDirectory(executable:)``.
+        public var webDirectory: String?
 
         public static let defaultMaxBodySize = 64 * 1024
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = defaultMaxBodySize, maxWebSocketMessage: Int = 64 * 1024,
-            pingInterval: Duration = .seconds(30), maxSubscriptionsPerSocket: Int = 64, maxConsentWait: Duration = .seconds(60)
+            pingInterval: Duration = .seconds(30), maxSubscriptionsPerSocket: Int = 64, maxConsentWait: Duration = .seconds(60),
+            webDirectory: String? = nil
         ) {
             self.host = host
             self.port = port
@@ -44,6 +48,7 @@ public struct HearthServer: Service {
             self.pingInterval = pingInterval
             self.maxSubscriptionsPerSocket = maxSubscriptionsPerSocket
             self.maxConsentWait = maxConsentWait
+            self.webDirectory = webDirectory
         }
     }
 
