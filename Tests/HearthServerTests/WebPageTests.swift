@@ -1,0 +1,96 @@
+import Foundation
+import HearthServer
+import HomeModel
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The web page's static files and the name check it calls as you type, over real HTTP.
+@Suite struct WebPageTests {
+    /// The page as shipped: Sources/HearthServer/Web.
+    static let shippedWeb = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Sources/HearthServer/Web").standardizedFileURL
+
+    func get(_ home: TestHome, _ path: String) async throws -> (Int, String, String) {
+        let (data, response) = try await URLSession(configuration: .ephemeral).data(from: URL(string: home.baseURL.absoluteString + path)!)
+        let http = response as? HTTPURLResponse
+        return (http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Content-Type") ?? "", String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func serves_the_page_at_root_and_its_modules_under_web() async throws {
+        let config = HearthServer.Configuration(host: "127.0.0.1", port: 0, webDirectory: Self.shippedWeb.path)
+        try await TestHome.with(configuration: config) { home in
+            let (status, type, body) = try await get(home, "/")
+            #expect(status == 200)
+            #expect(type.hasPrefix("text/html"))
+            #expect(body.contains("<title>Hearth</title>"))
+            // Every /web/ file the page and its modules refer to is served with its type.
+            let app = try await get(home, "/web/app.js")
+            #expect(app.0 == 200)
+            #expect(app.1.hasPrefix("text/javascript"))
+            let refs = Set((body + app.2).matches(of: /\/web\/[a-z]+\.(js|css)/).map { String($0.output.0) })
+            #expect(refs.count >= 3)
+            for ref in refs {
+                let (s, _, text) = try await get(home, ref)
+                #expect(s == 200, "\(ref)")
+                #expect(!text.isEmpty, "\(ref)")
+            }
+        }
+    }
+
+    @Test func refuses_hidden_unknown_and_escaping_paths() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-web-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("<p>hi</p>".utf8).write(to: root.appendingPathComponent("index.html"))
+        try Data("export {}".utf8).write(to: root.appendingPathComponent("sub/x.js"))
+        try Data("secret".utf8).write(to: root.appendingPathComponent(".env.js"))
+        try Data("binary".utf8).write(to: root.appendingPathComponent("tool.sh"))
+        let config = HearthServer.Configuration(host: "127.0.0.1", port: 0, webDirectory: root.path)
+        try await TestHome.with(configuration: config) { home in
+            #expect(try await get(home, "/web/sub/x.js").0 == 200)
+            #expect(try await get(home, "/web/.env.js").0 == 404)
+            #expect(try await get(home, "/web/tool.sh").0 == 404)
+            #expect(try await get(home, "/web/missing.js").0 == 404)
+            #expect(try await get(home, "/web/%2E%2E/%2E%2E/etc/passwd.html").0 == 404)
+        }
+    }
+
+    @Test func serves_no_page_when_no_folder_is_configured() async throws {
+        try await TestHome.with { home in
+            #expect(try await get(home, "/").0 == 404)
+            #expect(try await get(home, "/api/v1/health").0 == 200)
+        }
+    }
+
+    @Test func name_check_names_the_rule_and_suggests_an_alternative() async throws {
+        try await TestHome.with { home in
+            let token = try home.adminToken()
+            let bad = try await home.call("POST", "names/check", token: token, body: #"{"name":"Desk plug!"}"#)
+            #expect(bad.status == 200)
+            #expect(bad.json["valid"] == .bool(false))
+            #expect(bad.text.contains(NamingRules.Violation.invalidCharacter.rule))
+            #expect(bad.json["suggestions"]?.listValue?.first?.stringValue == "Desk plug")
+
+            let good = try await home.call("POST", "names/check", token: token, body: #"{"name":"  Desk   plug "}"#)
+            #expect(good.json["valid"] == .bool(true))
+            #expect(good.json["name"]?.stringValue == "Desk plug")
+
+            let repeats = try await home.call(
+                "POST", "names/check", token: token, body: #"{"name":"Living Room Lamp","room":"\#(TestHome.livingRoom.rawValue)"}"#)
+            #expect(repeats.json["valid"] == .bool(true))
+            #expect(repeats.json["warning"]?.stringValue != nil)
+            #expect(repeats.json["suggestions"]?.listValue?.first?.stringValue == "Lamp")
+        }
+    }
+
+    @Test func name_check_needs_a_signed_in_user_and_a_strict_body() async throws {
+        try await TestHome.with { home in
+            #expect(try await home.call("POST", "names/check", body: #"{"name":"Lamp"}"#).status == 401)
+            let extra = try await home.call("POST", "names/check", token: try home.adminToken(), body: #"{"name":"Lamp","colour":"red"}"#)
+            #expect(extra.status == 400)
+            #expect(extra.text.contains("colour"))
+        }
+    }
+}
