@@ -81,6 +81,8 @@ function signedOut(message) {
   state.me = null;
   localStorage.removeItem("hearth.token");
   if (state.socket) { state.socket.onclose = null; state.socket.close(); state.socket = null; }
+  for (const m of [state.devices, state.discovered, state.rooms, state.structures]) m.clear();
+  state.events = [];
   $("#nav").hidden = true;
   $("#signout").hidden = true;
   $("#who").textContent = "";
@@ -286,7 +288,7 @@ function control(d, c) {
   }
   if (c.kind === "level") {
     const input = el("input", { type: "range", min: 1, max: 254, value: c.value, "data-key": key, "data-control": c.key, "aria-label": `${d.name} level` });
-    input.addEventListener("change", () => send("MoveToLevelWithOnOff", { level: Number(input.value), transitionTime: 0, optionsMask: 0, optionsOverride: 0 }));
+    input.addEventListener("change", () => send("MoveToLevel", { level: Number(input.value), transitionTime: 0, optionsMask: 0, optionsOverride: 0 }));
     return el("label", { class: "level" }, "Level ", input);
   }
   return el("span");
