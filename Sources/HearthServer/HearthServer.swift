@@ -61,6 +61,7 @@ public struct HearthServer: Service {
     let appRequestLimiter: any AttemptLimiter
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
+    let recentLog: RecentLog?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
 
@@ -71,11 +72,13 @@ public struct HearthServer: Service {
     ///   - appRequestLimiter: app access requests per address (default 10 in 10 minutes): the
     ///     one write anyone may make without signing in.
     ///   - onListening: called with the bound port once the server accepts connections.
+    ///   - recentLog: what `GET /logs` reports (nil: an empty list).
     public init(
         core: HomeCore, access: AccessStore, configuration: Configuration = Configuration(),
         pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
-        appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
+        recentLog: RecentLog? = nil
     ) {
         self.core = core
         self.access = access
@@ -86,6 +89,7 @@ public struct HearthServer: Service {
         self.appRequestLimiter = appRequestLimiter ?? RateLimiter(limit: 10, window: .seconds(10 * 60))
         self.logger = logger
         self.onListening = onListening
+        self.recentLog = recentLog
     }
 
     /// Runs until cancelled or until graceful shutdown.

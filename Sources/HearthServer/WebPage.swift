@@ -72,6 +72,12 @@ extension HearthServer {
                 return r
             }
         }
+        api.get("logs") { request, context in
+            let s = try context.requireSession()
+            guard s.principal.role != .app else { throw HomeError.permissionDenied("apps cannot read the daemon's log") }
+            let limit = request.uri.queryParameters.get("limit").flatMap { Int($0) } ?? 200
+            return APIResponse.json(recentLog?.recent(limit) ?? [])
+        }
         api.post("names/check") { request, context in
             let home = try home(context)
             let body = try await request.decodeStrict(NameCheckRequest.self, limit: configuration.maxBodySize)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DriverAPI
 import Foundation
+import HearthServer
 import HomeCore
 import HomeStorage
 import HomeModel
@@ -40,10 +41,12 @@ struct Hearthd: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
         let level = Logger.Level(rawValue: logLevel ?? settings.logLevel) ?? .info
+        // The last lines also stay in memory for the web page's log view (GET /api/v1/logs).
+        let recentLog = RecentLog(capacity: 500)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return MultiplexLogHandler([handler, recentLog.handler(label: label, level: level)])
         }
         let logger = Logger(label: "hearthd")
         logger.info("starting", metadata: ["config": "\(config)", "abi": "\(HearthPluginABI.version)"])
@@ -116,7 +119,8 @@ struct Hearthd: AsyncParsableCommand {
         if let server = settings.server {
             services.append(
                 try APIServer.make(
-                    server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger))
+                    server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger,
+                    recentLog: recentLog))
         }
 
         var groupConfiguration = ServiceGroupConfiguration(
