@@ -67,7 +67,7 @@ struct TestHome {
     static func with<T: Sendable>(
         strict: Bool = true, configuration: HearthServer.Configuration = .init(host: "127.0.0.1", port: 0),
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
-        appRequestLimiter: (any AttemptLimiter)? = nil, _ body: (TestHome) async throws -> T
+        appRequestLimiter: (any AttemptLimiter)? = nil, recentLog: RecentLog? = nil, _ body: (TestHome) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -92,7 +92,7 @@ struct TestHome {
         let server = HearthServer(
             core: core, access: access, configuration: configuration, loginLimiter: loginLimiter, setupLimiter: setupLimiter,
             appRequestLimiter: appRequestLimiter, logger: quiet,
-            onListening: { port in portContinuation.yield(port) })
+            onListening: { port in portContinuation.yield(port) }, recentLog: recentLog)
         let task = Task { try await server.run() }
         defer { task.cancel() }
         var iterator = ports.makeAsyncIterator()

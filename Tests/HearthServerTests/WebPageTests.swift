@@ -1,6 +1,8 @@
 import Foundation
 import HearthServer
+import HomeCore
 import HomeModel
+import Logging
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -91,6 +93,31 @@ import FoundationNetworking
             let extra = try await home.call("POST", "names/check", token: try home.adminToken(), body: #"{"name":"Lamp","colour":"red"}"#)
             #expect(extra.status == 400)
             #expect(extra.text.contains("colour"))
+        }
+    }
+
+    @Test func recent_log_keeps_the_newest_lines_in_order() {
+        let log = RecentLog(capacity: 3)
+        var logger = Logger(label: "t") { label in log.handler(label: label, level: .info) }
+        logger[metadataKey: "plugin"] = "gpio"
+        logger.debug("not kept: below the level")
+        for i in 1...5 { logger.info("line \(i)") }
+        #expect(log.recent().map(\.message) == ["line 3 plugin=gpio", "line 4 plugin=gpio", "line 5 plugin=gpio"])
+        #expect(log.recent(2).map(\.message) == ["line 4 plugin=gpio", "line 5 plugin=gpio"])
+        #expect(log.recent().allSatisfy { $0.level == "info" && $0.label == "t" })
+    }
+
+    @Test func logs_route_serves_recent_lines_to_users_and_refuses_apps() async throws {
+        let log = RecentLog(capacity: 10)
+        let logger = Logger(label: "hearth.test") { label in log.handler(label: label, level: .info) }
+        logger.warning("the broker went away")
+        try await TestHome.with(recentLog: log) { home in
+            let reply = try await home.call("GET", "logs?limit=5", token: try home.memberToken())
+            #expect(reply.status == 200)
+            #expect(reply.json.listValue?.first?["message"]?.stringValue == "the broker went away")
+            #expect(reply.json.listValue?.first?["level"]?.stringValue == "warning")
+            let app = try home.appToken(scope: GrantScope(deviceTypes: nil, includeSensitive: false))
+            #expect(try await home.call("GET", "logs", token: app.token).status == 403)
         }
     }
 }
