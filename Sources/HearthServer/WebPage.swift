@@ -51,8 +51,9 @@ enum WebPage {
 extension HearthServer {
     /// Where the page's files are when the configuration names no folder: the SwiftPM resource
     /// copy beside the running binary, else `../share/hearth/web` relative to it; nil if neither exists.
-    public static func defaultWebDirectory(executable: String = Bundle.main.executablePath ?? ProcessInfo.processInfo.arguments.first ?? "") -> String? {
-        let exe = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
+    public static func defaultWebDirectory(executable: String? = nil) -> String? {
+        let path = executable ?? Bundle.main.executablePath ?? ProcessInfo.processInfo.arguments.first ?? ""
+        let exe = URL(fileURLWithPath: path).resolvingSymlinksInPath().deletingLastPathComponent()
         let candidates = [
             exe.appendingPathComponent("Hearth_HearthServer.resources/Web").path,
             exe.appendingPathComponent("../share/hearth/web").standardizedFileURL.path,
