@@ -2,6 +2,7 @@ import Foundation
 import HearthAPI
 import HomeCore
 import HomeModel
+import HomeStorage
 import Hummingbird
 import NIOCore
 
