@@ -140,6 +140,7 @@ server:
 
 def browser():
     options = webdriver.ChromeOptions()
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     options.binary_location = shutil.which("chromium")
     for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900", "--disable-gpu"):
         options.add_argument(a)
@@ -159,6 +160,7 @@ def main():
 
         # 1. First start: the setup code creates the admin and signs in.
         driver.get(h.base + "/")
+        driver.execute_script("window.hearthDebug = true")
         css("#signin:not([hidden])")
         shot("signin.png")
         driver.find_element(By.CSS_SELECTOR, "#setup summary").click()
@@ -258,6 +260,8 @@ def main():
     except Exception:
         h.dump_logs()
         if driver:
+            for entry in driver.get_log("browser")[-30:]:
+                print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
             driver.save_screenshot(os.path.join(h.dir, "failure.png"))
             print(f"failure screenshot: {h.dir}/failure.png", file=sys.stderr)
         raise

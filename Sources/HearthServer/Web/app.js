@@ -143,10 +143,10 @@ function connect() {
     $("#live").textContent = "● live";
     $("#live").className = "live on";
     const sub = (id, query, mode) => ws.send(JSON.stringify({ type: "subscribe", id, query, mode }));
-    sub("devices", "devices", "stream");
+    sub("devices", "devices", "batched");
     sub("rooms", "rooms", "batched");
     sub("structures", "structures", "batched");
-    if (isAdmin()) sub("discovered", "discovered", "stream");
+    if (isAdmin()) sub("discovered", "discovered", "batched");
     ws.send(JSON.stringify({ type: "subscribe", id: "events", query: "events" }));
   };
   ws.onmessage = (m) => receive(JSON.parse(m.data));
@@ -162,12 +162,14 @@ function connect() {
 const mapFor = { devices: "devices", discovered: "discovered", rooms: "rooms", structures: "structures" };
 
 function receive(m) {
+  if (window.hearthDebug) console.debug("ws", m.type, m.id, JSON.stringify(m).slice(0, 300));
   const key = mapFor[m.id];
   switch (m.type) {
     case "snapshot": {
       const map = state[key];
       map.clear();
-      for (const item of m.devices || m.rooms || m.structures || []) map.set(item.id, item);
+      const items = key === "rooms" ? m.rooms : key === "structures" ? m.structures : m.devices;
+      for (const item of items || []) map.set(item.id, item);
       break;
     }
     case "added":
@@ -197,7 +199,7 @@ function receive(m) {
 
 let pending = new Set();
 function scheduleRender(what) {
-  if (pending.size === 0) requestAnimationFrame(() => { const p = pending; pending = new Set(); renderChanged(p); });
+  if (pending.size === 0) setTimeout(() => { const p = pending; pending = new Set(); renderChanged(p); }, 16);
   pending.add(what);
 }
 
