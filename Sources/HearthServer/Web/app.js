@@ -140,6 +140,7 @@ function connect() {
   state.socket = ws;
   ws.onopen = () => {
     state.retry = 0;
+    watched.clear();
     $("#live").textContent = "● live";
     $("#live").className = "live on";
     const sub = (id, query, mode) => ws.send(JSON.stringify({ type: "subscribe", id, query, mode }));
@@ -159,6 +160,19 @@ function connect() {
   };
 }
 
+/// A `device` subscription per device (the socket allows 64): each sends the device on every
+/// change of its state, so tiles follow attribute reports.
+const watched = new Set();
+function watchDevices() {
+  const ws = state.socket;
+  if (!ws || ws.readyState !== WebSocket.OPEN) return;
+  for (const id of state.devices.keys()) {
+    if (watched.has(id) || watched.size >= 58) continue;
+    watched.add(id);
+    ws.send(JSON.stringify({ type: "subscribe", id: `device:${id}`, query: "device", device: id }));
+  }
+}
+
 const mapFor = { devices: "devices", discovered: "discovered", rooms: "rooms", structures: "structures" };
 
 function receive(m) {
@@ -170,8 +184,13 @@ function receive(m) {
       map.clear();
       const items = key === "rooms" ? m.rooms : key === "structures" ? m.structures : m.devices;
       for (const item of items || []) map.set(item.id, item);
+      if (key === "devices") watchDevices();
       break;
     }
+    case "device":
+      if (m.device) state.devices.set(m.device.id, m.device);
+      scheduleRender("devices");
+      return;
     case "added":
     case "updated": {
       const item = m.device || m.room || m.structure;
