@@ -316,14 +316,18 @@ function control(d, c) {
 }
 
 // Discovered: commission with live naming feedback.
+// Cards are kept by device ID, so a live update never replaces a form being filled in.
+const discoveredCards = new Map();
 function renderDiscovered() {
   const root = $("#discovered-body");
-  if (root.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") return; // do not yank a form being typed in
-  rerender(root, () => {
-    const list = [...state.discovered.values()];
-    if (list.length === 0) return [el("p", { class: "hint", text: "Nothing waiting to be commissioned." })];
-    return [el("ul", { class: "cards" }, list.map(commissionCard))];
-  });
+  const list = [...state.discovered.values()];
+  for (const id of [...discoveredCards.keys()]) if (!state.discovered.has(id)) discoveredCards.delete(id);
+  if (list.length === 0) { root.replaceChildren(el("p", { class: "hint", text: "Nothing waiting to be commissioned." })); return; }
+  let ul = root.querySelector("ul.cards");
+  if (!ul) { ul = el("ul", { class: "cards" }); root.replaceChildren(ul); }
+  const cards = list.map((d) => { if (!discoveredCards.has(d.id)) discoveredCards.set(d.id, commissionCard(d)); return discoveredCards.get(d.id); });
+  for (const c of [...ul.children]) if (!cards.includes(c)) c.remove();
+  for (const c of cards) if (c.parentNode !== ul) ul.append(c);
 }
 
 function structureOptions(selected) {
