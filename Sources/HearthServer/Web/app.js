@@ -3,6 +3,8 @@
 import { describeDevice, controlsFor, connectivityText, formatEvent } from "/web/present.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
+/// A path segment: escaped, but keeping the ':' of device IDs (plugin:local) as the API expects.
+const seg = (id) => encodeURIComponent(id).replace(/%3A/gi, ":");
 const api = "/api/v1";
 const state = {
   token: localStorage.getItem("hearth.token"),
@@ -373,7 +375,7 @@ function commissionCard(d) {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const body = { name: nameInput.value, structure: structure.value, ...(room.value ? { room: room.value } : {}) };
-    const r = await attempt(`Commissioning ${d.name}`, () => call("POST", `/devices/${encodeURIComponent(d.id)}/commission`, body));
+    const r = await attempt(`Commissioning ${d.name}`, () => call("POST", `/devices/${seg(d.id)}/commission`, body));
     if (r) toast(`${r.device.name} is in the home${r.warning ? ` (${r.warning})` : ""}.`, "ok");
   });
   return el("li", { class: "card", "data-device": d.id },
@@ -407,7 +409,7 @@ function renderLayout() {
       el("tbody", {}, devices.map((d) => {
         const sel = el("select", { "aria-label": `Room of ${d.name}` }, roomOptions(d.structureID, d.roomID));
         sel.addEventListener("change", () => attempt(`Moving ${d.name}`, () =>
-          call("PATCH", `/devices/${encodeURIComponent(d.id)}`, { room: sel.value || null })).then((r) => r && toast(`${d.name} moved.`, "ok")));
+          call("PATCH", `/devices/${seg(d.id)}`, { room: sel.value || null })).then((r) => r && toast(`${d.name} moved.`, "ok")));
         return el("tr", {}, el("td", { text: d.name }), el("td", {}, sel));
       }))));
     return out;
@@ -418,14 +420,14 @@ function renameButton(kind, item) {
   return el("button", { type: "button", class: "small", "data-rename": item.id, onclick: async () => {
     const name = prompt(`New name for ${item.name}`, item.name);
     if (!name) return;
-    const r = await attempt(`Renaming ${item.name}`, () => call("PATCH", `/${kind === "room" ? "rooms" : "structures"}/${encodeURIComponent(item.id)}`, { name }));
+    const r = await attempt(`Renaming ${item.name}`, () => call("PATCH", `/${kind === "room" ? "rooms" : "structures"}/${seg(item.id)}`, { name }));
     if (r) toast(`Renamed to ${name}.`, "ok");
   } }, "Rename");
 }
 function deleteButton(kind, item) {
   return el("button", { type: "button", class: "small danger", onclick: async () => {
     if (!confirm(`Delete ${item.name}?`)) return;
-    if ((await attempt(`Deleting ${item.name}`, () => call("DELETE", `/${kind === "room" ? "rooms" : "structures"}/${encodeURIComponent(item.id)}`))) !== undefined) toast(`${item.name} deleted.`, "ok");
+    if ((await attempt(`Deleting ${item.name}`, () => call("DELETE", `/${kind === "room" ? "rooms" : "structures"}/${seg(item.id)}`))) !== undefined) toast(`${item.name} deleted.`, "ok");
   } }, "Delete");
 }
 
@@ -445,7 +447,7 @@ async function renderAccess() {
     el("h3", { text: "Users" }),
     el("ul", { class: "list" }, (users || []).map((x) => el("li", {}, `${x.username} (${x.role})`, " ",
       el("button", { type: "button", class: "small danger", onclick: async () => {
-        if (confirm(`Remove ${x.username}?`) && (await attempt("Removing the user", () => call("DELETE", `/users/${encodeURIComponent(x.username)}`))) !== undefined) renderAccess();
+        if (confirm(`Remove ${x.username}?`) && (await attempt("Removing the user", () => call("DELETE", `/users/${seg(x.username)}`))) !== undefined) renderAccess();
       } }, "Remove")))),
     el("form", { class: "inline", onsubmit: async (ev) => { ev.preventDefault();
       if (await attempt("Adding the user", () => call("POST", "/users", { username: u.value, password: p.value, role: role.value }))) { toast(`${u.value} added.`, "ok"); renderAccess(); } } },
@@ -456,7 +458,7 @@ async function renderAccess() {
     (grants || []).length === 0 ? el("p", { class: "hint", text: "None." }) : el("ul", { class: "list" }, grants.map((g) => el("li", {},
       `${g.appName}: ${(g.scope.deviceTypes || []).length ? g.scope.deviceTypes.join(", ") : "all device types"}${g.scope.includeSensitive ? ", sensitive devices" : ""}${g.scope.canControl ? ", control" : ", read only"} `,
       el("button", { type: "button", class: "small danger", onclick: async () => {
-        if ((await attempt("Revoking", () => call("DELETE", `/grants/${encodeURIComponent(g.id)}`))) !== undefined) { toast(`${g.appName} revoked.`, "ok"); renderAccess(); }
+        if ((await attempt("Revoking", () => call("DELETE", `/grants/${seg(g.id)}`))) !== undefined) { toast(`${g.appName} revoked.`, "ok"); renderAccess(); }
       } }, "Revoke")))));
 }
 
