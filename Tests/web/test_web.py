@@ -247,6 +247,7 @@ def main():
         text_in("#toast", "Not allowed")
         text_in("#toast", "only an admin can change the layout")
         shot("member-refused.png")
+        admin = http(h.base, "POST", "/auth/login", {"username": "admin", "password": "correct horse battery"})["token"]  # the page's token ended at sign-out
         assert "Garage" not in [s["name"] for s in http(h.base, "GET", "/structures", token=admin)]
         print("ok: the member is refused the layout change and nothing changed")
 
