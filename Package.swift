@@ -81,6 +81,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ],
+            // The web page: plain HTML/CSS/JS modules, copied beside the binary (no build step).
+            resources: [.copy("Web")],
             swiftSettings: settings),
         // The `Home` API over the network.
         .target(

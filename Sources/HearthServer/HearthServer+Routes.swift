@@ -135,6 +135,7 @@ extension HearthServer {
 
         // MARK: Signed-in routes.
         let api = router.group("api/v1").add(middleware: AuthMiddleware(access: access))
+        addWebRoutes(to: router, api: api)
         api.post("auth/logout") { _, context in
             let s = try context.requireSession()
             _ = try revoke(tokenID: s.tokenID, reason: "signed out")

@@ -30,12 +30,16 @@ public struct HearthServer: Service {
         public var maxSubscriptionsPerSocket: Int
         /// Longest an app's long poll for its consent decision waits.
         public var maxConsentWait: Duration
+        /// The web page's folder (index.html, app.js, ...), served at `/` and `/web/`; nil
+        /// serves no page. See ``HearthServer/defaultWebDirectory(executable:)``.
+        public var webDirectory: String?
 
         public static let defaultMaxBodySize = 64 * 1024
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = defaultMaxBodySize, maxWebSocketMessage: Int = 64 * 1024,
-            pingInterval: Duration = .seconds(30), maxSubscriptionsPerSocket: Int = 64, maxConsentWait: Duration = .seconds(60)
+            pingInterval: Duration = .seconds(30), maxSubscriptionsPerSocket: Int = 64, maxConsentWait: Duration = .seconds(60),
+            webDirectory: String? = nil
         ) {
             self.host = host
             self.port = port
@@ -44,6 +48,7 @@ public struct HearthServer: Service {
             self.pingInterval = pingInterval
             self.maxSubscriptionsPerSocket = maxSubscriptionsPerSocket
             self.maxConsentWait = maxConsentWait
+            self.webDirectory = webDirectory
         }
     }
 
@@ -56,6 +61,7 @@ public struct HearthServer: Service {
     let appRequestLimiter: any AttemptLimiter
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
+    let recentLog: RecentLog?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
 
@@ -66,11 +72,13 @@ public struct HearthServer: Service {
     ///   - appRequestLimiter: app access requests per address (default 10 in 10 minutes): the
     ///     one write anyone may make without signing in.
     ///   - onListening: called with the bound port once the server accepts connections.
+    ///   - recentLog: what `GET /logs` reports (nil: an empty list).
     public init(
         core: HomeCore, access: AccessStore, configuration: Configuration = Configuration(),
         pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
-        appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
+        recentLog: RecentLog? = nil
     ) {
         self.core = core
         self.access = access
@@ -81,6 +89,7 @@ public struct HearthServer: Service {
         self.appRequestLimiter = appRequestLimiter ?? RateLimiter(limit: 10, window: .seconds(10 * 60))
         self.logger = logger
         self.onListening = onListening
+        self.recentLog = recentLog
     }
 
     /// Runs until cancelled or until graceful shutdown.

@@ -11,7 +11,7 @@ import PluginHost
 enum APIServer {
     static func make(
         _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [PluginStatus],
-        logger: Logger
+        logger: Logger, recentLog: RecentLog? = nil
     ) throws -> HearthServer {
         let fm = FileManager.default
         try fm.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -26,8 +26,14 @@ enum APIServer {
         } else if fm.fileExists(atPath: codeFile) {
             try? fm.removeItem(atPath: codeFile)
         }
+        let web = settings.web ?? HearthServer.defaultWebDirectory()
+        if let web {
+            logger.info("web page served from \(web)")
+        } else {
+            logger.warning("no web page found beside the binary (Hearth_HearthServer.resources/Web or ../share/hearth/web); set server.web")
+        }
         return HearthServer(
-            core: core, access: access, configuration: .init(host: settings.host, port: settings.port), pluginStatuses: pluginStatuses,
-            logger: Logger(label: "hearth.server"))
+            core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web), pluginStatuses: pluginStatuses,
+            logger: Logger(label: "hearth.server"), recentLog: recentLog)
     }
 }

@@ -21,6 +21,8 @@ struct HearthConfig: Sendable {
         /// Where the access database (unless `storage.database` names one) and the one-time
         /// setup code live.
         var stateDirectory: String
+        /// The web page's folder (`server.web`); nil: the copy beside the binary.
+        var web: String? = nil
     }
 
     var file: String
@@ -94,8 +96,8 @@ struct HearthConfig: Sendable {
         var server: Server?
         if let s = top["server"] {
             guard let map = s.objectValue else { throw problem("server", "expected a mapping with 'listen' (e.g. listen: 127.0.0.1:8080)") }
-            for key in map.keys.sorted() where !["listen", "stateDirectory"].contains(key) {
-                throw problem("server.\(key)", "unknown key (known: listen, stateDirectory)")
+            for key in map.keys.sorted() where !["listen", "stateDirectory", "web"].contains(key) {
+                throw problem("server.\(key)", "unknown key (known: listen, stateDirectory, web)")
             }
             var host = "127.0.0.1"
             var port = 8080
@@ -111,7 +113,12 @@ struct HearthConfig: Sendable {
                 guard let s = dir.stringValue else { throw problem("server.stateDirectory", "expected a folder path") }
                 state = s.hasPrefix("/") ? s : (baseDir as NSString).appendingPathComponent(s)
             }
-            server = Server(host: host, port: port, stateDirectory: state)
+            var web: String?
+            if let w = map["web"] {
+                guard let s = w.stringValue else { throw problem("server.web", "expected the folder holding the web page's index.html") }
+                web = s.hasPrefix("/") ? s : (baseDir as NSString).appendingPathComponent(s)
+            }
+            server = Server(host: host, port: port, stateDirectory: state, web: web)
         }
 
         var directories: [String] = []

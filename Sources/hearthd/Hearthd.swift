@@ -1,6 +1,7 @@
 import ArgumentParser
 import DriverAPI
 import Foundation
+import HearthServer
 import HomeCore
 import HomeStorage
 import HomeModel
@@ -65,15 +66,18 @@ struct Hearthd: AsyncParsableCommand {
         }
         let level = Logger.Level(rawValue: logLevel ?? settings.logLevel) ?? .info
         let format = settings.logFormat
+        // The last lines also stay in memory for the web page's log view (GET /api/v1/logs).
+        let recentLog = RecentLog(capacity: 500)
         LoggingSystem.bootstrap { label in
+            let recent = recentLog.handler(label: label, level: level)
             if format == .text {
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
-                return handler
+                return MultiplexLogHandler([handler, recent])
             }
             var handler = StructuredLogHandler(label: label, format: format)
             handler.logLevel = level
-            return handler
+            return MultiplexLogHandler([handler, recent])
         }
         let logger = Logger(label: "hearthd")
         logger.info("starting", metadata: ["config": "\(config)", "abi": "\(HearthPluginABI.version)"])
@@ -151,7 +155,8 @@ struct Hearthd: AsyncParsableCommand {
         if let server = settings.server {
             services.append(
                 try APIServer.make(
-                    server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger))
+                    server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger,
+                    recentLog: recentLog))
         }
 
         // Last, so READY=1 goes out after everything above was handed to the group.

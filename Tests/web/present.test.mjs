@@ -1,0 +1,52 @@
+// Unit tests of the page's presentation module (spec units → human units, controls), run by
+// scripts/test-web with `node --test` when Node is installed.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { describeDevice, controlsFor, connectivityText, formatEvent } from "../../Sources/HearthServer/Web/present.js";
+
+const trait = (id, value) => ({ id, attributes: [{ id: 0, value }] });
+const device = (types) => ({ id: "t:x", name: "X", types });
+const reading = (d, key) => describeDevice(d).readings.find((r) => r.key === key)?.text;
+
+test("temperature in 0.01 °C and humidity in 0.01 % read in human units", () => {
+  const d = device([{ id: 770, name: "Temperature Sensor", isPrimaryType: true, traits: [trait(0x0402, 2150)] },
+    { id: 775, name: "Humidity Sensor", traits: [trait(0x0405, 4312)] }]);
+  assert.equal(reading(d, "temperature"), "21.5 °C");
+  assert.equal(reading(d, "humidity"), "43 %");
+  assert.equal(describeDevice(d).type, "Temperature Sensor");
+});
+
+test("contact sensor true is Closed, false is Open; a leak detector says Leak", () => {
+  assert.equal(reading(device([{ id: 0x15, name: "Contact Sensor", traits: [trait(0x45, true)] }]), "contact"), "Closed");
+  assert.equal(reading(device([{ id: 0x15, name: "Contact Sensor", traits: [trait(0x45, false)] }]), "contact"), "Open");
+  assert.equal(reading(device([{ id: 0x43, name: "Water Leak Detector", traits: [trait(0x45, true)] }]), "leak"), "Leak!");
+});
+
+test("occupancy bitmap bit 0 is motion", () => {
+  assert.equal(reading(device([{ id: 0x107, name: "Occupancy Sensor", traits: [trait(0x406, 1)] }]), "occupancy"), "Motion");
+  assert.equal(reading(device([{ id: 0x107, name: "Occupancy Sensor", traits: [trait(0x406, 0)] }]), "occupancy"), "No motion");
+});
+
+test("level 0…254 shows as percent and a dimmable light gets switch, toggle and level", () => {
+  const d = device([{ id: 0x101, name: "Dimmable Light", isPrimaryType: true, traits: [trait(6, false), trait(8, 127)] }]);
+  assert.equal(reading(d, "level"), "50 %");
+  assert.equal(reading(d, "onOff"), "Off");
+  const c = controlsFor(d);
+  assert.deepEqual(c.map((x) => x.key), ["onOff", "toggle", "level"]);
+  assert.equal(c[0].label, "Turn on");
+  assert.equal(c[2].value, 127);
+});
+
+test("a lock offers lock and unlock; a sensor offers nothing", () => {
+  const lock = device([{ id: 0xa, name: "Door Lock", traits: [trait(0x101, 1)] }]);
+  assert.equal(reading(lock, "lock"), "Locked");
+  assert.deepEqual(controlsFor(lock).map((x) => x.command), ["LockDoor", "UnlockDoor"]);
+  assert.deepEqual(controlsFor(device([{ id: 770, name: "Temperature Sensor", traits: [trait(0x402, 0)] }])), []);
+});
+
+test("connectivity and events read in words", () => {
+  assert.equal(connectivityText("partiallyOnline"), "Partially online");
+  const e = formatEvent({ device: "gpio:doorbell", name: "ShortRelease", fields: { previousPosition: 1 }, timestampNanoseconds: 0 }, { name: "Doorbell" });
+  assert.equal(e.device, "Doorbell");
+  assert.equal(e.text, "ShortRelease (previousPosition=1)");
+});

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Hearth's web page in a real browser (headless Chromium through Selenium).
+
+Starts a real mosquitto and a real hearthd (simulated GPIO chip, the MQTT plugin) on free
+loopback ports in a temporary folder, then drives the page: first-start setup, the home view,
+a relay toggled from the page and its state read back from the simulated chip, a button press
+seen in the events feed, an MQTT device commissioned after the naming rules refused a first
+name, and a member refused a layout change. Saves screenshots to docs/screenshots/.
+
+Run through scripts/test-web (it builds first and skips when Chromium is missing).
+"""
+import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.request, urllib.error
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support import expected_conditions as EC
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("HEARTH_BUILD", os.path.join(ROOT, ".build", "debug"))
+SHOTS = os.path.join(ROOT, "docs", "screenshots")
+WAIT = 20  # seconds a condition may take to become true (a bound, not a sleep)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(what, predicate, timeout=WAIT):
+    """Polls `predicate` until it returns something truthy; fails naming `what`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+            if last:
+                return last
+        except (OSError, urllib.error.URLError) as e:
+            last = e
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def http(base, method, path, body=None, token=None):
+    req = urllib.request.Request(base + "/api/v1" + path, method=method,
+                                 data=None if body is None else json.dumps(body).encode())
+    if body is not None:
+        req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        text = r.read().decode()
+        return json.loads(text) if text else None
+
+
+class Harness:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="hearth-web-")
+        self.procs = []
+        self.mqtt_port = free_port()
+        self.api_port = free_port()
+        self.base = f"http://127.0.0.1:{self.api_port}"
+        self.gpio = os.path.join(self.dir, "gpio")
+
+    def start(self):
+        conf = os.path.join(self.dir, "mosquitto.conf")
+        with open(conf, "w") as f:
+            f.write(f"listener {self.mqtt_port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        mosquitto = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        self.spawn([mosquitto, "-c", conf], "mosquitto.log")
+        wait_until("mosquitto to listen", lambda: socket.create_connection(("127.0.0.1", self.mqtt_port), 1).close() or True)
+
+        plugins = os.path.join(self.dir, "plugins")
+        os.makedirs(plugins)
+        for name in ("libGPIOPlugin.so", "libMQTTPlugin.so"):
+            os.symlink(os.path.join(BUILD, name), os.path.join(plugins, name))
+        config = os.path.join(self.dir, "hearth.yaml")
+        with open(config, "w") as f:
+            f.write(f"""
+log: {{ level: info }}
+storage: {{ database: {self.dir}/hearth.sqlite }}
+plugins:
+  mqtt:
+    broker: {{ host: 127.0.0.1, port: {self.mqtt_port}, clientID: hearth-web-test }}
+    discovery: {{ enabled: true, prefix: homeassistant }}
+  gpio:
+    simulated:
+      - {{ chip: sim0, lines: [BUTTON, RELAY], control: {self.gpio} }}
+    lines:
+      - {{ id: doorbell, chip: sim0, line: BUTTON, role: button, name: Doorbell, room: Hallway }}
+      - {{ id: hall-lamp, chip: sim0, line: RELAY, role: light, initial: "off", name: Hall lamp, room: Hallway }}
+server:
+  listen: 127.0.0.1:{self.api_port}
+  stateDirectory: {self.dir}/state
+""")
+        self.spawn([os.path.join(BUILD, "hearthd"), "--config", config, "--plugins", plugins], "hearthd.log")
+        wait_until("hearthd's API", lambda: http(self.base, "GET", "/health") == {"status": "ok"})
+        code_file = os.path.join(self.dir, "state", "setup-code")
+        return wait_until("the setup code", lambda: os.path.exists(code_file) and open(code_file).read().strip())
+
+    def spawn(self, argv, log):
+        out = open(os.path.join(self.dir, log), "w")
+        self.procs.append(subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir))
+
+    def gpio_control(self, line):
+        with open(os.path.join(self.gpio, "control"), "w") as f:
+            f.write(line + "\n")
+
+    def relay_level(self):
+        with open(os.path.join(self.gpio, "state")) as f:
+            for row in f:
+                if " RELAY " in row:
+                    return "value=1" in row
+        return None
+
+    def publish(self, topic, payload):
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.mqtt_port), "-r", "-t", topic, "-m", payload], check=True)
+
+    def stop(self):
+        for p in reversed(self.procs):
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for p in self.procs:
+            if p.returncode not in (0, -15):
+                print(f"note: {p.args[0]} exited with {p.returncode}", file=sys.stderr)
+
+    def dump_logs(self):
+        for log in ("hearthd.log", "mosquitto.log"):
+            path = os.path.join(self.dir, log)
+            if os.path.exists(path):
+                print(f"----- {log} (last 40 lines)", file=sys.stderr)
+                print("".join(open(path).readlines()[-40:]), file=sys.stderr)
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.binary_location = shutil.which("chromium")
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900", "--disable-gpu"):
+        options.add_argument(a)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+def main():
+    h = Harness()
+    driver = None
+    try:
+        code = h.start()
+        driver = browser()
+        wait = WebDriverWait(driver, WAIT)
+        css = lambda sel: wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, sel)))
+        text_in = lambda sel, text: wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, sel), text))
+        shot = lambda name: driver.save_screenshot(os.path.join(SHOTS, name))
+
+        # 1. First start: the setup code creates the admin and signs in.
+        driver.get(h.base + "/")
+        driver.execute_script("window.hearthDebug = true")
+        css("#signin:not([hidden])")
+        shot("signin.png")
+        driver.find_element(By.CSS_SELECTOR, "#setup summary").click()
+        driver.find_element(By.CSS_SELECTOR, "#setup-form [name=code]").send_keys(code)
+        driver.find_element(By.CSS_SELECTOR, "#setup-form [name=password]").send_keys("correct horse battery")
+        driver.find_element(By.CSS_SELECTOR, "#setup-form button[type=submit]").click()
+        text_in("#who", "admin")
+        print("ok: signed in with the setup code")
+
+        # 2. The home view shows the relay's tile, live.
+        lamp = '[data-device="gpio:hall-lamp"]'
+        text_in(f'{lamp} [data-reading="onOff"] .value', "Off")
+        text_in(f"{lamp} .conn", "Online")
+        assert "Hallway" in driver.find_element(By.CSS_SELECTOR, "#home-body").text
+        print("ok: the home view shows Hall lamp, Off, online, in the Hallway")
+
+        # 3. Toggle the relay: the tile comes back On and the simulated line is high.
+        assert h.relay_level() is False
+        driver.find_element(By.CSS_SELECTOR, f'{lamp} [data-control="toggle"]').click()
+        text_in(f'{lamp} [data-reading="onOff"] .value', "On")
+        wait_until("the relay line to go high", lambda: h.relay_level() is True)
+        shot("home.png")
+        print("ok: toggled the relay from the page; the tile and the GPIO line say on")
+
+        # 4. A button press on the simulated chip appears in the events feed.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="events"]').click()
+        css("#events:not([hidden])")
+        h.gpio_control("sim0 BUTTON 1")
+        text_in("#events-list", "Doorbell")
+        h.gpio_control("sim0 BUTTON 0")
+        events = driver.find_element(By.ID, "events-list")
+        wait_until("the release in the events feed", lambda: "release" in events.text.lower())
+        shot("events.png")
+        print("ok: the button press shows in the events feed")
+
+        # 5. An MQTT device announces itself; commission it, first with a name the rules refuse.
+        h.publish("homeassistant/switch/webtest/plug/config", json.dumps({
+            "name": "Desk plug", "unique_id": "webtest-plug", "state_topic": "webtest/plug/state",
+            "command_topic": "webtest/plug/set", "device": {"identifiers": ["webtest"], "name": "Desk plug", "manufacturer": "Test"}}))
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="discovered"]').click()
+        card = css("#discovered-body [data-device] form")
+        device_id = card.find_element(By.XPATH, "..").get_attribute("data-device")
+        name = card.find_element(By.CSS_SELECTOR, "[name=name]")
+        name.clear()
+        name.send_keys("Desk plug!")
+        text_in("#discovered-body .rules", "letters, digits, spaces and apostrophes")
+        suggestion = css("#discovered-body .suggestion")
+        assert "Desk plug" in suggestion.text, suggestion.text
+        assert card.find_element(By.CSS_SELECTOR, "button[type=submit]").get_attribute("disabled") is not None
+        shot("discovered.png")
+        print(f"ok: the invalid name is refused with the rule and the suggestion ({suggestion.text})")
+        suggestion.click()
+        text_in("#discovered-body .rules", "Good name")
+        card.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        text_in("#toast", "is in the home")
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+        css(f'#home-body [data-device="{device_id}"]')
+        print(f"ok: {device_id} commissioned with the suggested name and shown in the home")
+
+        # 6. Layout and the other admin views.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="layout"]').click()
+        text_in("#layout-body", "Hallway")
+        shot("layout.png")
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="plugins"]').click()
+        text_in("#plugins-body", "running")
+        shot("plugins.png")
+
+        # 7. A member is refused a layout change, politely.
+        admin = driver.execute_script("return localStorage.getItem('hearth.token')")
+        http(h.base, "POST", "/users", {"username": "mia", "password": "member password 1", "role": "member"}, token=admin)
+        driver.find_element(By.ID, "signout").click()
+        css("#signin:not([hidden])")
+        form = driver.find_element(By.ID, "login-form")
+        form.find_element(By.NAME, "username").clear()
+        form.find_element(By.NAME, "username").send_keys("mia")
+        form.find_element(By.NAME, "password").send_keys("member password 1")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        text_in("#who", "member")
+        assert not driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="discovered"]').is_displayed()
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="layout"]').click()
+        box = css('#layout-body input[name="structure"]')
+        box.send_keys("Garage")
+        box.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        text_in("#toast", "Not allowed")
+        text_in("#toast", "only an admin can change the layout")
+        shot("member-refused.png")
+        admin = http(h.base, "POST", "/auth/login", {"username": "admin", "password": "correct horse battery"})["token"]  # the page's token ended at sign-out
+        assert "Garage" not in [s["name"] for s in http(h.base, "GET", "/structures", token=admin)]
+        print("ok: the member is refused the layout change and nothing changed")
+
+        # 8. The phone-sized home view.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+        driver.set_window_size(390, 844)
+        css(lamp)
+        shot("home-phone.png")
+        print("PASS: web page in headless Chromium")
+        return 0
+    except Exception:
+        h.dump_logs()
+        if driver:
+            for entry in driver.get_log("browser")[-30:]:
+                print(f"browser: {entry['level']} {entry['message']}", file=sys.stderr)
+            driver.save_screenshot(os.path.join(h.dir, "failure.png"))
+            print(f"failure screenshot: {h.dir}/failure.png", file=sys.stderr)
+        raise
+    finally:
+        if driver:
+            driver.quit()
+        h.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
