@@ -114,9 +114,6 @@ final class Channel<Element: Sendable>: Sendable {
         finish()
     }
 
-    var droppedCount: Int { state.withLock { $0.dropped } }
-    var isFinished: Bool { state.withLock { $0.finished } }
-    var bufferedCount: Int { state.withLock { $0.buffer.count } }
 
     enum Step { case element(Element), resync, end, wait }
 

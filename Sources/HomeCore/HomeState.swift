@@ -14,8 +14,6 @@ public struct HomeState: Sendable {
     public internal(set) var commissioned: TreeDictionary<DeviceID, DeviceSnapshot> = [:]
     public internal(set) var structures: TreeDictionary<StructureID, StructureSnapshot> = [:]
     public internal(set) var rooms: TreeDictionary<RoomID, RoomSnapshot> = [:]
-    /// Devices whose commands count as done without a confirming report.
-    public internal(set) var optimistic: TreeSet<DeviceID> = []
     /// When each device last reported (core clock, nanoseconds since the Unix epoch).
     public internal(set) var lastSeen: TreeDictionary<DeviceID, UInt64> = [:]
 
@@ -155,7 +153,6 @@ extension HomeState {
             types.append(DeviceTypeState(id: t.id, isPrimary: index == primaryIndex, traits: traits))
         }
         if let first = types.indices.first, !types.contains(where: \.isPrimary) { types[first].isPrimary = true }
-        if d.optimistic { optimistic.insert(id) } else { optimistic.remove(id) }
 
         if var device = existing {
             device.types = types
@@ -227,7 +224,6 @@ extension HomeState {
             setConnectivity(id, .offline, into: &outcome)
         } else {
             drop(id)
-            optimistic.remove(id)
             lastSeen[id] = nil
             outcome.devices.append((id, .removed))
         }
