@@ -187,6 +187,9 @@ let package = Package(
             dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")], path: "Benchmarks/CoreBenchmark",
             swiftSettings: settings),
 
+        // What several test targets share: a real mosquitto on a free loopback port.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: settings),
+
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
@@ -223,9 +226,9 @@ let package = Package(
             swiftSettings: settings),
         // Install layout, the .deb, systemd notify, `hearth doctor`: they run the built binaries
         // and scripts as child processes (so `swift build --build-tests` must have built them).
-        .testTarget(name: "OpsTests", dependencies: [], swiftSettings: settings),
+        .testTarget(name: "OpsTests", dependencies: ["TestSupport"], swiftSettings: settings),
         .testTarget(
-            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "HomeCore", "PluginHost", pluginKit, logging],
+            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "HomeCore", "PluginHost", "TestSupport", pluginKit, logging],
             exclude: ["Fixtures"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

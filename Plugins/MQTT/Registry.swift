@@ -65,9 +65,6 @@ struct Registry {
             effects += e
             touched.formUnion(t)
         }
-        for problem in entity.problems {
-            effects.append(.log(.warning, "entity \(entity.key): \(problem); that part of the entity is ignored", device: nil))
-        }
         // A device can carry each device type once; a second entity of the same type (the
         // second relay of a two-channel switch) becomes a device of its own.
         var deviceID = entity.deviceID
@@ -91,7 +88,16 @@ struct Registry {
         }
         touched.insert(deviceID)
         for device in touched.sorted() { effects += describe(device) }
+        // After describing, so the line names the device once the host knows it.
+        for problem in entity.problems {
+            effects.append(.log(.warning, "entity \(entity.key): \(problem); that part of the entity is ignored", device: publishedDevice(of: entity.key)))
+        }
         return effects
+    }
+
+    /// The device an entity forms, once it is published to the host (log lines name it).
+    func publishedDevice(of key: String) -> String? {
+        placement[key].flatMap { published.contains($0) ? $0 : nil }
     }
 
     /// Removes an entity (an empty discovery payload).
@@ -253,7 +259,7 @@ struct Registry {
         guard malformed[key] == 1 else { return [] }
         return [
             .log(.warning, "entity \(key): refused payload on \(topic): \(reason) (the last good state is kept; later bad payloads of this entity are counted, not logged)",
-                device: placement[key].flatMap { published.contains($0) ? $0 : nil })
+                device: publishedDevice(of: key))
         ]
     }
 

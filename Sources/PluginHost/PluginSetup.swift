@@ -77,7 +77,9 @@ public enum PluginSetup {
         var services: [PluginService<C>] = []
         let (loaded, rejected) = PluginLoader.loadAll(from: directories, includeTestFixtures: includeTestFixtures)
         for r in rejected {
-            logger.error("plugin refused: \(r.message)", metadata: ["file": "\(r.path)", "reason": "\(r.reason.rawValue)"])
+            var metadata: Logger.Metadata = ["file": "\(r.path)", "reason": "\(r.reason.rawValue)"]
+            if let id = r.pluginID { metadata["plugin"] = "\(id)" }
+            logger.error("plugin refused: \(r.message)", metadata: metadata)
             registry.add(refused: r)
         }
         func section(_ id: String) -> PluginConfiguration {
@@ -131,7 +133,7 @@ public enum PluginSetup {
             guard let program = options.0.executable else {
                 logger.warning(
                     "the configuration has a section for plugin '\(id)', but no such plugin was found",
-                    metadata: ["directories": "\(directories.joined(separator: ":"))"])
+                    metadata: ["plugin": "\(id)", "directories": "\(directories.joined(separator: ":"))"])
                 continue
             }
             if disabled.contains(id) {

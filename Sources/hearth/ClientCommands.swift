@@ -35,6 +35,21 @@ struct ClientOptions: ParsableArguments {
         encoder.dateEncodingStrategy = .iso8601
         Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
+
+    /// Prints what a command returned: `value` as JSON with `--json`, else the sentence `text`.
+    func output<T: Encodable>(_ value: T, _ text: @autoclosure () -> String) throws {
+        if json { try print(json: value) } else { Swift.print(text()) }
+    }
+
+    /// Prints a list: JSON with `--json`, else a table of `columns` with one `row` per item.
+    func output<T: Encodable>(_ items: [T], columns: [String], row: (T) -> [String]) throws {
+        if json { try print(json: items) } else { Swift.print(table(columns, items.map(row))) }
+    }
+
+    /// Says what a command that returns nothing did (nothing with `--json`).
+    func say(_ text: String) {
+        if !json { Swift.print(text) }
+    }
 }
 
 /// An error the CLI prints as `hearth: <message>` and exits 1 with.
@@ -107,7 +122,7 @@ struct LoginCommand: AsyncParsableCommand {
         let password = try readPassword(fromStdin: passwordStdin, prompt: "Password for \(username): ")
         let home = try await Home.signIn(url: try options.baseURL(), username: username, password: password, store: options.store)
         let me = try await home.me()
-        if options.json { try options.print(json: me) } else { print("Signed in as \(me.principal) (\(me.role)).") }
+        try options.output(me, "Signed in as \(me.principal) (\(me.role)).")
     }
 }
 
@@ -125,7 +140,7 @@ struct LogoutCommand: AsyncParsableCommand {
         } catch let e as HomeError where e.code == .permissionDenied || e.code == .unauthenticated {
             try options.store.clear()
         }
-        if !options.json { print("Signed out.") }
+        options.say("Signed out.")
     }
 }
 
@@ -155,8 +170,7 @@ struct DiscoveredCommand: AsyncParsableCommand {
 
     func run() async throws {
         let devices: [WireDevice] = try await options.home().connection.send("GET", "discovered")
-        if options.json { return try options.print(json: devices) }
-        print(table(["ID", "NAME", "TYPE", "MANUFACTURER", "MODEL"], devices.map { [$0.id.rawValue, $0.name, $0.typeName, $0.manufacturer ?? "-", $0.model ?? "-"] }))
+        try options.output(devices, columns: ["ID", "NAME", "TYPE", "MANUFACTURER", "MODEL"]) { [$0.id.rawValue, $0.name, $0.typeName, $0.manufacturer ?? "-", $0.model ?? "-"] }
     }
 }
 
@@ -195,7 +209,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() async throws {
             let d = try await options.home().update(device: DeviceID(rawValue: id), DevicePatchRequest(name: name))
-            if options.json { try options.print(json: d) } else { print("Renamed \(d.id) to '\(d.name)'.") }
+            try options.output(d, "Renamed \(d.id) to '\(d.name)'.")
         }
     }
 
@@ -212,7 +226,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() async throws {
             let d = try await options.home().move(device: DeviceID(rawValue: id), to: room.map { RoomID(rawValue: $0) })
-            if options.json { try options.print(json: d) } else { print("Moved \(d.id) to \(d.roomID?.rawValue ?? "no room").") }
+            try options.output(d, "Moved \(d.id) to \(d.roomID?.rawValue ?? "no room").")
         }
     }
 }
@@ -226,8 +240,7 @@ struct RoomsCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         func run() async throws {
             let rooms = try await options.home().rooms().list()
-            if options.json { return try options.print(json: rooms) }
-            print(table(["ID", "NAME", "STRUCTURE"], rooms.map { [$0.id.rawValue, $0.name, $0.structureID.rawValue] }))
+            try options.output(rooms, columns: ["ID", "NAME", "STRUCTURE"]) { [$0.id.rawValue, $0.name, $0.structureID.rawValue] }
         }
     }
     struct Add: AsyncParsableCommand {
@@ -236,7 +249,7 @@ struct RoomsCommand: AsyncParsableCommand {
         @Option(help: "The structure ID.") var structure: String
         func run() async throws {
             let r = try await options.home().createRoom(named: name, in: StructureID(rawValue: structure))
-            if options.json { try options.print(json: r) } else { print("Added room '\(r.name)' (\(r.id)).") }
+            try options.output(r, "Added room '\(r.name)' (\(r.id)).")
         }
     }
     struct Rename: AsyncParsableCommand {
@@ -245,7 +258,7 @@ struct RoomsCommand: AsyncParsableCommand {
         @Argument var name: String
         func run() async throws {
             let r = try await options.home().renameRoom(RoomID(rawValue: id), to: name)
-            if options.json { try options.print(json: r) } else { print("Renamed room \(r.id) to '\(r.name)'.") }
+            try options.output(r, "Renamed room \(r.id) to '\(r.name)'.")
         }
     }
     struct Remove: AsyncParsableCommand {
@@ -253,7 +266,7 @@ struct RoomsCommand: AsyncParsableCommand {
         @Argument var id: String
         func run() async throws {
             try await options.home().deleteRoom(RoomID(rawValue: id))
-            if !options.json { print("Removed room \(id); its devices stay in the structure.") }
+            options.say("Removed room \(id); its devices stay in the structure.")
         }
     }
 }
@@ -267,8 +280,7 @@ struct StructuresCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         func run() async throws {
             let s = try await options.home().structures().list()
-            if options.json { return try options.print(json: s) }
-            print(table(["ID", "NAME"], s.map { [$0.id.rawValue, $0.name] }))
+            try options.output(s, columns: ["ID", "NAME"]) { [$0.id.rawValue, $0.name] }
         }
     }
     struct Add: AsyncParsableCommand {
@@ -276,7 +288,7 @@ struct StructuresCommand: AsyncParsableCommand {
         @Argument var name: String
         func run() async throws {
             let s = try await options.home().createStructure(named: name)
-            if options.json { try options.print(json: s) } else { print("Added structure '\(s.name)' (\(s.id)).") }
+            try options.output(s, "Added structure '\(s.name)' (\(s.id)).")
         }
     }
     struct Rename: AsyncParsableCommand {
@@ -285,7 +297,7 @@ struct StructuresCommand: AsyncParsableCommand {
         @Argument var name: String
         func run() async throws {
             let s = try await options.home().renameStructure(StructureID(rawValue: id), to: name)
-            if options.json { try options.print(json: s) } else { print("Renamed structure \(s.id) to '\(s.name)'.") }
+            try options.output(s, "Renamed structure \(s.id) to '\(s.name)'.")
         }
     }
     struct Remove: AsyncParsableCommand {
@@ -293,7 +305,7 @@ struct StructuresCommand: AsyncParsableCommand {
         @Argument var id: String
         func run() async throws {
             try await options.home().deleteStructure(StructureID(rawValue: id))
-            if !options.json { print("Removed structure \(id); its devices are back in the discovered list.") }
+            options.say("Removed structure \(id); its devices are back in the discovered list.")
         }
     }
 }
@@ -337,7 +349,7 @@ struct InvokeCommand: AsyncParsableCommand {
         }
         let result = try await options.home().command(
             device: DeviceID(rawValue: device), type: .parse(type), trait: .parse(trait), command: .parse(command), args: arguments)
-        if options.json { try options.print(json: CommandWireResponse(result: result)) } else { print(result.isNull ? "OK" : "\(result)") }
+        try options.output(CommandWireResponse(result: result), result.isNull ? "OK" : "\(result)")
     }
 }
 
@@ -354,7 +366,7 @@ struct SetCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.home().set(
             device: DeviceID(rawValue: device), type: .parse(type), trait: .parse(trait), attribute: .parse(attribute), value: parseValue(value))
-        if !options.json { print("OK") }
+        options.say("OK")
     }
 }
 
@@ -420,8 +432,7 @@ struct UsersCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         func run() async throws {
             let users = try await options.home().users()
-            if options.json { return try options.print(json: users) }
-            print(table(["USER", "ROLE", "PASSWORD"], users.map { [$0.username, $0.role, $0.hasPassword ? "set" : "not set (setup code)"] }))
+            try options.output(users, columns: ["USER", "ROLE", "PASSWORD"]) { [$0.username, $0.role, $0.hasPassword ? "set" : "not set (setup code)"] }
         }
     }
     struct Add: AsyncParsableCommand {
@@ -432,7 +443,7 @@ struct UsersCommand: AsyncParsableCommand {
         func run() async throws {
             let password = try readPassword(fromStdin: passwordStdin, prompt: "Password for \(username): ")
             let u = try await options.home().addUser(username, password: password, role: role)
-            if options.json { try options.print(json: u) } else { print("Added \(u.role) '\(u.username)'.") }
+            try options.output(u, "Added \(u.role) '\(u.username)'.")
         }
     }
     struct Remove: AsyncParsableCommand {
@@ -440,7 +451,7 @@ struct UsersCommand: AsyncParsableCommand {
         @Argument var username: String
         func run() async throws {
             try await options.home().removeUser(username)
-            if !options.json { print("Removed '\(username)'; their sessions are closed.") }
+            options.say("Removed '\(username)'; their sessions are closed.")
         }
     }
 }
@@ -455,8 +466,7 @@ struct GrantsCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         func run() async throws {
             let grants = try await options.home().grants()
-            if options.json { return try options.print(json: grants) }
-            print(table(["GRANT", "APP", "DEVICE TYPES", "SENSITIVE", "CONTROL"], grants.map { [$0.id, $0.appName, GrantsCommand.types($0.scope.deviceTypes), $0.scope.includeSensitive ? "yes" : "no", $0.scope.canControl ? "yes" : "read only"] }))
+            try options.output(grants, columns: ["GRANT", "APP", "DEVICE TYPES", "SENSITIVE", "CONTROL"]) { [$0.id, $0.appName, GrantsCommand.types($0.scope.deviceTypes), $0.scope.includeSensitive ? "yes" : "no", $0.scope.canControl ? "yes" : "read only"] }
         }
     }
     struct Pending: AsyncParsableCommand {
@@ -464,8 +474,7 @@ struct GrantsCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         func run() async throws {
             let requests = try await options.home().appRequests(pendingOnly: true)
-            if options.json { return try options.print(json: requests) }
-            print(table(["REQUEST", "APP", "ASKS FOR"], requests.map { [$0.id, $0.appName, GrantsCommand.types($0.requestedDeviceTypes.isEmpty ? nil : $0.requestedDeviceTypes)] }))
+            try options.output(requests, columns: ["REQUEST", "APP", "ASKS FOR"]) { [$0.id, $0.appName, GrantsCommand.types($0.requestedDeviceTypes.isEmpty ? nil : $0.requestedDeviceTypes)] }
         }
     }
     struct Approve: AsyncParsableCommand {
@@ -480,7 +489,7 @@ struct GrantsCommand: AsyncParsableCommand {
             let r = try await options.home().approve(
                 request: request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
                 canControl: !readOnly)
-            if options.json { try options.print(json: r) } else { print("Approved '\(r.appName)' (\(r.id)); the app collects its token now.") }
+            try options.output(r, "Approved '\(r.appName)' (\(r.id)); the app collects its token now.")
         }
     }
     struct Deny: AsyncParsableCommand {
@@ -488,7 +497,7 @@ struct GrantsCommand: AsyncParsableCommand {
         @Argument var request: String
         func run() async throws {
             let r = try await options.home().deny(request: request)
-            if options.json { try options.print(json: r) } else { print("Denied '\(r.appName)'.") }
+            try options.output(r, "Denied '\(r.appName)'.")
         }
     }
     struct Revoke: AsyncParsableCommand {
@@ -497,7 +506,7 @@ struct GrantsCommand: AsyncParsableCommand {
         @Argument var grant: String
         func run() async throws {
             try await options.home().revokeGrant(grant)
-            if !options.json { print("Revoked \(grant).") }
+            options.say("Revoked \(grant).")
         }
     }
 
@@ -512,7 +521,6 @@ struct PluginsCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     func run() async throws {
         let plugins = try await options.home().plugins()
-        if options.json { return try options.print(json: plugins) }
-        print(table(["PLUGIN", "VERSION", "STATE", "RESTARTS", "LAST ERROR"], plugins.map { [$0.id, $0.version, $0.state, "\($0.restarts)", $0.lastError ?? "-"] }))
+        try options.output(plugins, columns: ["PLUGIN", "VERSION", "STATE", "RESTARTS", "LAST ERROR"]) { [$0.id, $0.version, $0.state, "\($0.restarts)", $0.lastError ?? "-"] }
     }
 }

@@ -2,6 +2,7 @@ import DriverAPI
 import DriverTesting
 import Foundation
 import HomeModel
+import TestSupport
 import Testing
 @testable import MQTTPlugin
 
@@ -36,7 +37,7 @@ import Testing
 
     @Test(arguments: Fixture.all)
     func discoversEachVendorsDevices_andTheirStateFlowsIntoTheHost(_ name: String) async throws {
-        let broker = try await MosquittoBroker.start()
+        let broker = try await MosquittoBroker()
         defer { broker.stop() }
         let fixture = try Fixture(name)
         // What the pure registry makes of the same messages is what must arrive through the broker.
@@ -87,7 +88,7 @@ import Testing
         """#
 
     @Test func commandsRoundTrip_andOnlyTheDevicesReportChangesTheState() async throws {
-        let broker = try await MosquittoBroker.start()
+        let broker = try await MosquittoBroker()
         defer { broker.stop() }
         let device = try DeviceClient(port: broker.port)
         try await device.start()
@@ -118,7 +119,7 @@ import Testing
     }
 
     @Test func optimisticEntity_takesTheCommandAsItsState() async throws {
-        let broker = try await MosquittoBroker.start()
+        let broker = try await MosquittoBroker()
         defer { broker.stop() }
         let device = try DeviceClient(port: broker.port)
         try await device.start()
@@ -135,7 +136,7 @@ import Testing
     }
 
     @Test func brokerRestart_takesDevicesOffline_thenOnline_withSubscriptionsRestored() async throws {
-        let broker = try await MosquittoBroker.start()
+        let broker = try await MosquittoBroker()
         defer { broker.stop() }
         let (plugin, host, task) = try await Self.startPlugin(broker)
         defer { task.cancel() }
@@ -171,7 +172,7 @@ import Testing
             await host.wait { $0.logLines.contains { $0.contains("cannot reach the MQTT broker") } }
         }
         #expect(!plugin.isConnected)
-        let broker = try await MosquittoBroker.start(port: port)
+        let broker = try await MosquittoBroker(port: port)
         defer { broker.stop() }
         try await within(20, "the plugin to connect once the broker is up") {
             await host.wait { _ in plugin.acknowledgedSubscriptions.contains("homeassistant/#") }
@@ -180,7 +181,7 @@ import Testing
     }
 
     @Test func hostilePayloads_areCountedAndLogged_andTheLastGoodStateStays() async throws {
-        let broker = try await MosquittoBroker.start()
+        let broker = try await MosquittoBroker()
         defer { broker.stop() }
         let device = try DeviceClient(port: broker.port)
         try await device.start()
@@ -222,7 +223,7 @@ import Testing
     }
 
     @Test func connectsOverTLS_trustingTheConfiguredCA_andRefusesAnotherCA() async throws {
-        let broker = try await MosquittoBroker.start(tls: true)
+        let broker = try await MosquittoBroker(tls: true)
         defer { broker.stop() }
         let (plugin, host, task) = try await Self.startPlugin(broker, ["broker": [
             "host": "127.0.0.1", "port": .int(Int64(broker.port)), "caFile": .string(broker.caFile),
@@ -234,7 +235,7 @@ import Testing
         #expect(plugin.isConnected)
 
         // A client that trusts another CA never connects, and says why.
-        let other = try await MosquittoBroker.start(tls: true)
+        let other = try await MosquittoBroker(tls: true)
         defer { other.stop() }
         let stranger = MQTTPlugin()
         let strangerHost = TestHost(

@@ -4,6 +4,7 @@ import HomeCore
 import HomeModel
 import Logging
 import PluginHost
+import TestSupport
 import Testing
 @testable import MQTTPlugin
 
@@ -15,7 +16,7 @@ import Testing
         .appendingPathComponent(".build/debug/libMQTTPlugin.so").path
 
     @Test func discoveredDevice_waitsUncommissioned_thenIsCommissionedAndControlledThroughTheCore() async throws {
-        let broker = try await MosquittoBroker.start()
+        let broker = try await MosquittoBroker()
         defer { broker.stop() }
         let device = try DeviceClient(port: broker.port)
         try await device.start()

@@ -71,6 +71,23 @@ import Testing
         #expect(temperature() == .int(2200), "a good payload after bad ones is taken")
     }
 
+    /// The devices the log lines of `effects` name, for lines containing `text`.
+    static func loggedDevices(_ effects: [Registry.Effect], containing text: String) -> [String?] {
+        effects.compactMap { effect in
+            guard case .log(_, let line, let device) = effect, line.contains(text) else { return nil }
+            return .some(device)
+        }
+    }
+
+    @Test mutating func logLinesAboutAnEntity_nameItsDevice() {
+        send("homeassistant/sensor/th/config", Self.thermometer)
+        #expect(Self.loggedDevices(send("th/state", "not json at all"), containing: "refused payload") == ["th-device"])
+        let light = #"{"cmd_t": "l/set", "stat_t": "l/state", "bri_val_tpl": "{{ value | regex_findall('[0-9]+') | first }}", "uniq_id": "lamp"}"#
+        #expect(Self.loggedDevices(send("homeassistant/light/lamp/config", light), containing: "brightness_value_template") == ["lamp"])
+        // A refused discovery message forms no device.
+        #expect(Self.loggedDevices(send("homeassistant/vacuum/v/config", #"{"cmd_t": "v/set", "uniq_id": "v"}"#), containing: "vacuum") == [nil])
+    }
+
     @Test mutating func refusesOutOfRangeReadings() {
         send("homeassistant/sensor/h/config", #"{"stat_t": "h/state", "dev_cla": "humidity", "uniq_id": "h1"}"#)
         send("h/state", "45")

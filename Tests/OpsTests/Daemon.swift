@@ -1,0 +1,87 @@
+import Foundation
+import Synchronization
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The real hearthd running in the background, its standard error read line by line as it
+/// writes them (so a test awaits a log line instead of sleeping).
+///
+/// ```swift
+/// let daemon = try Daemon(config: dir.at("hearth.yaml"), in: dir.path)
+/// defer { daemon.stop() }
+/// let line = await daemon.line { $0.contains("plugin started") }
+/// ```
+final class Daemon: Sendable {
+    let process: Process
+    private let output = Output()
+
+    /// Every line so far, and the waiters for lines still to come (shared with the reader thread).
+    private final class Output: Sendable {
+        let state = Mutex<(lines: [String], waiters: [Int: AsyncStream<String>.Continuation], next: Int, ended: Bool)>(([], [:], 0, false))
+    }
+
+    init(config: String, in directory: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: buildDirectory + "/hearthd")
+        process.arguments = ["--config", config]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        readLines(
+            from: pipe,
+            line: { [output] line in
+                let waiters = output.state.withLock { s in
+                    s.lines.append(line)
+                    return Array(s.waiters.values)
+                }
+                for w in waiters { w.yield(line) }
+            },
+            end: { [output] in
+                let waiters = output.state.withLock { s in
+                    s.ended = true
+                    return Array(s.waiters.values)
+                }
+                for w in waiters { w.finish() }
+            })
+    }
+
+    /// Every line hearthd has written so far.
+    var lines: [String] { output.state.withLock { $0.lines } }
+
+    /// The first line (already written or still to come) that satisfies `matches`; nil when
+    /// hearthd exits without writing one.
+    func line(where matches: @escaping @Sendable (String) -> Bool) async -> String? {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        let (id, earlier, ended) = output.state.withLock { s -> (Int, String?, Bool) in
+            defer { s.next += 1 }
+            let found = s.lines.first(where: matches)
+            if found == nil, !s.ended { s.waiters[s.next] = continuation }
+            return (s.next, found, s.ended)
+        }
+        if let earlier { return earlier }
+        if ended { return nil }
+        defer { _ = output.state.withLock { $0.waiters.removeValue(forKey: id) } }
+        for await line in stream where matches(line) { return line }
+        return nil
+    }
+
+    /// Stops hearthd (SIGTERM, as `systemctl stop`) and waits for it to exit.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
