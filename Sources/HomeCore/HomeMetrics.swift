@@ -1,4 +1,5 @@
 public import CoreMetrics
+import HashTreeCollections
 import HomeModel
 import Synchronization
 
@@ -72,5 +73,15 @@ public final class HomeMetrics: Sendable {
         if !metric.hasSuffix("_total") { metric += "_total" }
         guard !Self.coreNames.contains(metric) else { return nil }
         return counter(metric)
+    }
+}
+
+extension HomeCore {
+    /// How many devices the core holds, how many are commissioned and how many are offline.
+    public func deviceTally() -> (all: Int, commissioned: Int, offline: Int) {
+        let state = self.state
+        var offline = 0
+        for device in state.devices.values where device.sourceConnectivity.connectivityState == .offline { offline += 1 }
+        return (state.devices.count, state.commissioned.count, offline)
     }
 }

@@ -143,11 +143,10 @@ struct HearthConfig: Sendable {
                 metrics.enabled = b
             }
             if let listen = map["listen"] {
-                guard let text = listen.stringValue, let (host, port) = parseListen(text) else {
-                    throw problem("metrics.listen", "expected host:port, e.g. 127.0.0.1:9464 or [::1]:9464")
+                guard let text = listen.stringValue, let parsed = parseListen(text) else {
+                    throw problem("metrics.listen", "expected host:port, e.g. 127.0.0.1:9464 or [::1]:9464 (got \(listen))")
                 }
-                metrics.host = host
-                metrics.port = port
+                (metrics.host, metrics.port) = parsed
             }
         }
 
@@ -216,11 +215,16 @@ struct HearthConfig: Sendable {
         case .sequence(let sequence):
             return .list(sequence.enumerated().map { i, n in toValue(n, path: "\(path)[\(i)]", lines: &lines) })
         case .scalar(let scalar):
+            // Only what YAML's resolver tags as null, bool, int or float is converted: Yams'
+            // `node.int` alone would read `127.0.0.1:9464` as a base-60 number (9464).
             if scalar.style == .plain {
-                if node.null != nil { return .null }
-                if let b = node.bool { return .bool(b) }
-                if let i = node.int { return .int(Int64(i)) }
-                if let d = node.float { return .double(d) }
+                switch Tag.Name(rawValue: node.tag.description) {
+                case .null: return .null
+                case .bool: if let b = node.bool { return .bool(b) }
+                case .int: if let i = node.int { return .int(Int64(i)) }
+                case .float: if let d = node.float { return .double(d) }
+                default: break
+                }
             }
             return .string(scalar.string)
         }

@@ -105,7 +105,8 @@ struct Hearthd: AsyncParsableCommand {
         let core = HomeCore(
             store: database, strictOperationValidation: settings.strictOperationValidation,
             logger: Logger(label: "hearth.core"), metrics: HomeMetrics(factory: MetricsSystem.factory))
-        let renderMetrics: (@Sendable () -> [UInt8])? = metrics.map { m in { m.render(core: core) } }
+        var renderMetrics: (@Sendable () -> [UInt8])?
+        if let metrics { renderMetrics = { metrics.render(core: core) } }
         do {
             try core.restore()
         } catch {

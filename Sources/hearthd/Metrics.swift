@@ -1,7 +1,5 @@
-import CoreMetrics
 import Foundation
 import HomeCore
-import HomeModel
 import Prometheus
 #if canImport(Glibc)
 import Glibc
@@ -24,14 +22,18 @@ final class DaemonMetrics: Sendable {
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
-        residentMemory = registry.makeGauge(name: "process_resident_memory_bytes", help: "Resident set size of hearthd.")
-        virtualMemory = registry.makeGauge(name: "process_virtual_memory_bytes", help: "Virtual memory size of hearthd.")
-        openFileDescriptors = registry.makeGauge(name: "process_open_fds", help: "Open file descriptors of hearthd.")
-        startTime = registry.makeGauge(name: "process_start_time_seconds", help: "When hearthd started, in seconds since the Unix epoch.")
-        devices = registry.makeGauge(name: "hearth_devices", help: "Devices the core holds, discovered and commissioned.")
-        commissionedDevices = registry.makeGauge(name: "hearth_devices_commissioned", help: "Devices commissioned into the home.")
-        offlineDevices = registry.makeGauge(name: "hearth_devices_offline", help: "Devices whose every trait is offline.")
+        residentMemory = registry.makeGauge(descriptor: Self.descriptor("process_resident_memory_bytes", "Resident set size of hearthd."))
+        virtualMemory = registry.makeGauge(descriptor: Self.descriptor("process_virtual_memory_bytes", "Virtual memory size of hearthd."))
+        openFileDescriptors = registry.makeGauge(descriptor: Self.descriptor("process_open_fds", "Open file descriptors of hearthd."))
+        startTime = registry.makeGauge(descriptor: Self.descriptor("process_start_time_seconds", "When hearthd started, in seconds since the Unix epoch."))
+        devices = registry.makeGauge(descriptor: Self.descriptor("hearth_devices", "Devices the core holds, discovered and commissioned."))
+        commissionedDevices = registry.makeGauge(descriptor: Self.descriptor("hearth_devices_commissioned", "Devices commissioned into the home."))
+        offlineDevices = registry.makeGauge(descriptor: Self.descriptor("hearth_devices_offline", "Devices whose every trait is offline."))
         startTime.set(to: Date().timeIntervalSince1970)
+    }
+
+    private static func descriptor(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
     /// The metrics in Prometheus' text format, with the moment's gauges read first.
@@ -41,15 +43,10 @@ final class DaemonMetrics: Sendable {
             virtualMemory.set(to: Double(memory.virtual))
         }
         if let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") { openFileDescriptors.set(to: Double(fds.count)) }
-        var all = 0, commissioned = 0, offline = 0
-        for device in core.state.devices.values {
-            all += 1
-            if device.commissioning == .commissioned { commissioned += 1 }
-            if device.sourceConnectivity.connectivityState == .offline { offline += 1 }
-        }
-        devices.set(to: Double(all))
-        commissionedDevices.set(to: Double(commissioned))
-        offlineDevices.set(to: Double(offline))
+        let tally = core.deviceTally()
+        devices.set(to: Double(tally.all))
+        commissionedDevices.set(to: Double(tally.commissioned))
+        offlineDevices.set(to: Double(tally.offline))
         return registry.emitToBuffer()
     }
 

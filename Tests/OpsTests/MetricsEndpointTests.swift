@@ -34,7 +34,7 @@ import Glibc
                   listen: 127.0.0.1:\(apiPort)
                   stateDirectory: \(dir.at("state"))
                 metrics:
-                  listen: 127.0.0.1:\(metricsPort)
+                  listen: 127.0.0.2:\(metricsPort)  # not 127.0.0.1: the address must be read whole
                 plugins:
                   directories: [\(dir.at("plugins"))]
                   mqtt:
@@ -102,7 +102,7 @@ import Glibc
         let deadline = ContinuousClock.now + .seconds(60)
         var last: [String: Double] = [:]
         while ContinuousClock.now < deadline {
-            if let r = try? await Self.request("GET", "http://127.0.0.1:\(d.metricsPort)/metrics"), r.status == 200 {
+            if let r = try? await Self.request("GET", "http://127.0.0.2:\(d.metricsPort)/metrics"), r.status == 200 {
                 last = Self.parse(r.body)
                 if condition(last) { return last }
             }
@@ -129,12 +129,13 @@ import Glibc
         try await publish(broker, "homeassistant/sensor/shed/config", sensor, retain: true)
         m = try await scrape(d, until: { $0["hearth_devices"] == 4 }, "the MQTT sensor to be discovered")
         let mqttReports = m[#"hearth_reports_total{plugin="mqtt"}"#] ?? 0
-        try await publish(broker, "shed/t", "12.5")
+        // Retained: the plugin may not have subscribed to the state topic yet.
+        try await publish(broker, "shed/t", "12.5", retain: true)
         m = try await scrape(d, until: { ($0[#"hearth_reports_total{plugin="mqtt"}"#] ?? 0) > mqttReports }, "the MQTT reading")
 
         // A payload the mapping cannot read: counted, the daemon keeps running.
         #expect(m["hearth_mqtt_malformed_payloads_total"] == nil || m["hearth_mqtt_malformed_payloads_total"] == 0)
-        try await publish(broker, "shed/t", "warm-ish")
+        try await publish(broker, "shed/t", "warm-ish", retain: true)
         m = try await scrape(d, until: { $0["hearth_mqtt_malformed_payloads_total"] == 1 }, "the malformed payload")
 
         // The admin signs in: /metrics on the API needs an admin's token.
