@@ -10,6 +10,7 @@ let settings: [SwiftSetting] = [
 let pluginKit = Target.Dependency.product(name: "PluginKit", package: "PluginKit")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+let metrics = Target.Dependency.product(name: "CoreMetrics", package: "swift-metrics")
 
 let package = Package(
     name: "Hearth",
@@ -46,12 +47,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .target(
             name: "HomeCore",
             dependencies: [
-                pluginKit, logging,
+                pluginKit, logging, metrics,
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -102,7 +105,8 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", pluginKit, logging, grdb,
+                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", pluginKit, logging, grdb, metrics,
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -203,7 +207,7 @@ let package = Package(
             name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", pluginKit], swiftSettings: settings),
         .testTarget(
             name: "HomeCoreTests",
-            dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")],
+            dependencies: ["HomeCore", pluginKit, .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "HashTreeCollections", package: "swift-collections")],
             swiftSettings: settings),
         .testTarget(
             name: "HomeCombineTests",

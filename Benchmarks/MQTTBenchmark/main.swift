@@ -140,6 +140,7 @@ final class NoteTakingContext: DriverContext {
     func emit(_ event: EventReport) {}
     func setConnectivity(_ state: ConnectivityState, device localID: String?) {}
     func log(_ level: LogLevel, _ message: String, device localID: String?) {}
+    func count(_ name: String, by amount: Int) {}
 }
 
 // The ceiling: a plain libmosquitto subscriber that parses nothing beyond the number.

@@ -151,6 +151,7 @@ final class Runtime: Sendable {
             case .emit(let event): context.emit(event)
             case .connectivity(let state, let device): context.setConnectivity(state, device: device)
             case .log(let level, let text, let device): context.log(level, text, device: device)
+            case .count(let name): context.count(name)
             case .subscribe(let topic, let qos):
                 // While disconnected this fails; connecting subscribes every topic again.
                 guard let c = connection.withLock({ $0 }) else { continue }

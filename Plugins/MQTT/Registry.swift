@@ -16,6 +16,8 @@ struct Registry {
         case log(LogLevel, String, device: String?)
         case subscribe(String, qos: Int32)
         case unsubscribe(String)
+        /// Adds one to a plugin counter (served at `/metrics` as `hearth_mqtt_<name>_total`).
+        case count(String)
     }
 
     struct Settings: Sendable {
@@ -47,6 +49,8 @@ struct Registry {
     private var published: Set<String> = []
     private var publishedTraits: [String: Set<TraitID>] = [:]
     private(set) var connected = false
+    /// Connections made so far (every one after the first is a reconnect).
+    private(set) var connections = 0
     /// Refused payloads by entity key.
     private(set) var malformed: [String: Int] = [:]
 
@@ -256,8 +260,9 @@ struct Registry {
     /// Counts a refused payload; logs the first one of each entity.
     mutating func refused(_ key: String, topic: String, _ reason: String) -> [Effect] {
         malformed[key, default: 0] += 1
-        guard malformed[key] == 1 else { return [] }
+        guard malformed[key] == 1 else { return [.count("malformed_payloads")] }
         return [
+            .count("malformed_payloads"),
             .log(.warning, "entity \(key): refused payload on \(topic): \(reason) (the last good state is kept; later bad payloads of this entity are counted, not logged)",
                 device: publishedDevice(of: key))
         ]
@@ -273,9 +278,12 @@ struct Registry {
         func refuse(_ reason: String) -> [Effect] {
             let removal = entities[key] != nil ? remove(entity: key) : []
             discoveryPayloads[key] = message.payload
-            guard refusedDiscovery[key] != reason else { return removal }
+            guard refusedDiscovery[key] != reason else { return removal + [.count("refused_discovery_payloads")] }
             refusedDiscovery[key] = reason
-            return removal + [.log(.warning, "discovery \(message.topic): \(reason); the entity is ignored", device: nil)]
+            return removal + [
+                .count("refused_discovery_payloads"),
+                .log(.warning, "discovery \(message.topic): \(reason); the entity is ignored", device: nil),
+            ]
         }
         guard message.payload.count <= settings.maximumPayloadBytes else {
             return refuse("payload of \(message.payload.count) bytes exceeds the \(settings.maximumPayloadBytes)-byte limit")
@@ -301,7 +309,8 @@ struct Registry {
     /// The broker connection is up: subscribe everything, recompute connectivity.
     mutating func connectionUp() -> [Effect] {
         connected = true
-        var effects: [Effect] = []
+        var effects: [Effect] = connections > 0 ? [.count("reconnects")] : []
+        connections += 1
         if let d = discoveryTopic { effects.append(.subscribe(d, qos: 1)) }
         for topic in routes.keys.sorted() {
             let qos = routes[topic]!.compactMap { entities[$0]?.qos }.max() ?? 1

@@ -134,6 +134,13 @@ extension HearthServer {
         }
 
         // MARK: Signed-in routes.
+        if let metrics {
+            // Prometheus scrapes with `authorization: {credentials: <an admin's token>}`.
+            router.group("metrics").add(middleware: AuthMiddleware(access: access)).get { _, context in
+                _ = try context.requireAdmin("read the metrics")
+                return MetricsServer.response(metrics())
+            }
+        }
         let api = router.group("api/v1").add(middleware: AuthMiddleware(access: access))
         addWebRoutes(to: router, api: api)
         api.post("auth/logout") { _, context in

@@ -62,6 +62,8 @@ public struct HearthServer: Service {
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
     let recentLog: RecentLog?
+    /// Renders the Prometheus metrics for `GET /metrics` (admins only); nil: no such route.
+    let metrics: (@Sendable () -> [UInt8])?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
 
@@ -73,12 +75,14 @@ public struct HearthServer: Service {
     ///     one write anyone may make without signing in.
     ///   - onListening: called with the bound port once the server accepts connections.
     ///   - recentLog: what `GET /logs` reports (nil: an empty list).
+    ///   - metrics: renders what `GET /metrics` reports to admins (nil: no `/metrics` here;
+    ///     see ``MetricsServer`` for a separate listener).
     public init(
         core: HomeCore, access: AccessStore, configuration: Configuration = Configuration(),
         pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
-        recentLog: RecentLog? = nil
+        recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
     ) {
         self.core = core
         self.access = access
@@ -90,6 +94,7 @@ public struct HearthServer: Service {
         self.logger = logger
         self.onListening = onListening
         self.recentLog = recentLog
+        self.metrics = metrics
     }
 
     /// Runs until cancelled or until graceful shutdown.

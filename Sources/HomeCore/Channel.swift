@@ -1,3 +1,4 @@
+import CoreMetrics
 import DequeModule
 import Synchronization
 
@@ -23,7 +24,6 @@ final class Channel<Element: Sendable>: Sendable {
         var needsResync = false
         /// The newest version the consumer has or will get; nil before anything was pushed.
         var floor: UInt64?
-        var dropped = 0
     }
 
     let policy: Policy
@@ -32,15 +32,22 @@ final class Channel<Element: Sendable>: Sendable {
     /// while it holds the core's lock.
     let resync: (@Sendable () -> Element?)?
     let onTerminate: @Sendable () -> Void
+    /// Counts overflows: resyncs of a `bounded` channel, dropped events of a `droppingOldest` one.
+    let metrics: HomeMetrics?
 
-    init(policy: Policy, resync: (@Sendable () -> Element?)? = nil, onTerminate: @escaping @Sendable () -> Void = {}) {
+    init(
+        policy: Policy, resync: (@Sendable () -> Element?)? = nil, metrics: HomeMetrics? = nil,
+        onTerminate: @escaping @Sendable () -> Void = {}
+    ) {
         self.policy = policy
         self.resync = resync
+        self.metrics = metrics
         self.onTerminate = onTerminate
     }
 
     /// Offers an element at `version`. Never blocks.
     func push(_ element: Element, version: UInt64) {
+        var overflowed = false
         let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
             guard !s.finished else { return nil }
             switch policy {
@@ -57,19 +64,23 @@ final class Channel<Element: Sendable>: Sendable {
                 if s.buffer.count >= limit {
                     s.buffer.removeAll()
                     s.needsResync = true
+                    overflowed = true
                 } else {
                     s.buffer.append(element)
                 }
             case .droppingOldest(let limit):
                 if s.buffer.count >= limit {
                     s.buffer.removeFirst()
-                    s.dropped += 1
+                    overflowed = true
                 }
                 s.buffer.append(element)
             }
             let w = s.waiter
             s.waiter = nil
             return w
+        }
+        if overflowed, let metrics {
+            if case .bounded = policy { metrics.resyncs.increment() } else { metrics.droppedEvents.increment() }
         }
         waiter?.resume()
     }

@@ -127,6 +127,30 @@ public struct Home: HomeBackend {
 
 extension HomeCore {
     func invoke(_ request: CommandRequest, principal: Principal) async throws -> Value {
+        do {
+            let result = try await send(request, principal: principal)
+            metrics.command(plugin: request.device.pluginID, failed: nil)
+            return result
+        } catch {
+            metrics.command(plugin: request.device.pluginID, failed: (error as? HomeError)?.code ?? .internal)
+            throw error
+        }
+    }
+
+    func write(
+        device id: DeviceID, deviceType: DeviceTypeID, trait traitID: TraitID, attribute: AttributeID, value: Value,
+        principal: Principal
+    ) async throws {
+        do {
+            try await send(device: id, deviceType: deviceType, trait: traitID, attribute: attribute, value: value, principal: principal)
+            metrics.command(plugin: id.pluginID, failed: nil)
+        } catch {
+            metrics.command(plugin: id.pluginID, failed: (error as? HomeError)?.code ?? .internal)
+            throw error
+        }
+    }
+
+    func send(_ request: CommandRequest, principal: Principal) async throws -> Value {
         let (device, plugin) = try route(request.device, request.deviceType, request.trait, principal: principal)
         let trait = catalog.trait(request.trait)
         var arguments = request.arguments
@@ -160,7 +184,7 @@ extension HomeCore {
         }
     }
 
-    func write(
+    func send(
         device id: DeviceID, deviceType: DeviceTypeID, trait traitID: TraitID, attribute: AttributeID, value: Value,
         principal: Principal
     ) async throws {

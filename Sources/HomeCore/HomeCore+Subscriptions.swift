@@ -99,6 +99,7 @@ extension HomeCore {
                 }
                 return .snapshot(HomeSet(storage: storage, version: version, backend: home))
             },
+            metrics: metrics,
             onTerminate: { [weak self] in if let id = box.id { self?.unregister(id) } })
         channelBox.channel = channel
         let observer = Observer(
@@ -203,7 +204,7 @@ extension HomeCore {
     func subscribeEvents(device: DeviceID?, trait: TraitID?, home: Home) -> Updates<DeviceEvent> {
         let principal = home.principal
         let box = IDBox()
-        let channel = Channel<DeviceEvent>(policy: .droppingOldest(Self.eventBufferLimit), onTerminate: { [weak self] in
+        let channel = Channel<DeviceEvent>(policy: .droppingOldest(Self.eventBufferLimit), metrics: metrics, onTerminate: { [weak self] in
             if let id = box.id { self?.unregister(id) }
         })
         let observer = Observer(
@@ -227,7 +228,7 @@ extension HomeCore {
 extension HomeCore {
     func subscribeChanges(home: Home) -> Updates<ChangeRecord> {
         let box = IDBox()
-        let channel = Channel<ChangeRecord>(policy: .droppingOldest(Self.eventBufferLimit), onTerminate: { [weak self] in
+        let channel = Channel<ChangeRecord>(policy: .droppingOldest(Self.eventBufferLimit), metrics: metrics, onTerminate: { [weak self] in
             if let id = box.id { self?.unregister(id) }
         })
         guard home.principal.role == .admin else {

@@ -1,6 +1,7 @@
 public import HomeModel
 public import DriverAPI
 public import Logging
+import CoreMetrics
 import HashTreeCollections
 import Synchronization
 import Foundation
@@ -54,13 +55,16 @@ public final class HomeCore: Sendable {
     }
 
     let inner = Mutex(Inner())
+    /// Counters and gauges (`/metrics`).
+    public let metrics: HomeMetrics
     let rejections = Mutex<(logged: Set<String>, count: Int)>(([], 0))
 
     public init(
         catalog: Catalog = .standard, store: (any LayoutStore)? = nil, strictOperationValidation: Bool = true,
         commandTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "hearth.core"),
-        now: (@Sendable () -> UInt64)? = nil
+        metrics: HomeMetrics = HomeMetrics(), now: (@Sendable () -> UInt64)? = nil
     ) {
+        self.metrics = metrics
         self.catalog = catalog
         self.store = store
         self.strictOperationValidation = strictOperationValidation
@@ -206,6 +210,7 @@ public final class HomeCore: Sendable {
             plugin = p
         default: break
         }
+        metrics.rejected(plugin: plugin).increment(by: outcome.rejected.count)
         let fresh: [(DeviceID?, String)] = rejections.withLock { r in
             r.count += outcome.rejected.count
             return outcome.rejected.compactMap { item in
@@ -250,19 +255,23 @@ public final class HomeCore: Sendable {
                 inner.observers[id] = observer
                 if let d = observer.device { inner.deviceObservers[d, default: []].insert(id) }
             }
+            metrics.subscribers.increment()
             return id
         }
     }
 
     func unregister(_ id: Int) {
-        inner.withLock { inner in
-            if let o = inner.observers.removeValue(forKey: id), let d = o.device {
+        let removed = inner.withLock { inner -> Bool in
+            let observer = inner.observers.removeValue(forKey: id)
+            if let d = observer?.device {
                 inner.deviceObservers[d]?.remove(id)
                 if inner.deviceObservers[d]?.isEmpty == true { inner.deviceObservers[d] = nil }
             }
-            inner.eventObservers[id] = nil
-            inner.auditObservers[id] = nil
+            let event = inner.eventObservers.removeValue(forKey: id)
+            let audit = inner.auditObservers.removeValue(forKey: id)
+            return observer != nil || event != nil || audit != nil
         }
+        if removed { metrics.subscribers.decrement() }
     }
 
     /// How many observers are registered (subscriptions not yet ended).
@@ -290,15 +299,42 @@ public final class HomeCore: Sendable {
 }
 
 /// The ``DriverContext`` the core gives a plugin: each call becomes one change.
-struct CoreDriverContext: DriverContext {
+final class CoreDriverContext: DriverContext {
     let core: HomeCore
     let pluginID: String
     let configuration: PluginConfiguration
+    let reports: Counter
+    let events: Counter
+    /// Counter names the plugin asked for that cannot be metrics (logged once each).
+    let refusedNames = Mutex<Set<String>>([])
+
+    init(core: HomeCore, pluginID: String, configuration: PluginConfiguration) {
+        self.core = core
+        self.pluginID = pluginID
+        self.configuration = configuration
+        reports = core.metrics.reports(plugin: pluginID)
+        events = core.metrics.events(plugin: pluginID)
+    }
 
     func publish(_ device: DeviceDescription) { _ = try? core.apply(.publish(plugin: pluginID, device)) }
     func remove(device localID: String) { _ = try? core.apply(.remove(plugin: pluginID, localID: localID)) }
-    func report(_ reports: [AttributeReport]) { _ = try? core.apply(.report(plugin: pluginID, reports, at: core.now())) }
-    func emit(_ event: EventReport) { _ = try? core.apply(.event(plugin: pluginID, event, at: core.now())) }
+    func report(_ reports: [AttributeReport]) {
+        self.reports.increment(by: reports.count)
+        _ = try? core.apply(.report(plugin: pluginID, reports, at: core.now()))
+    }
+    func emit(_ event: EventReport) {
+        events.increment()
+        _ = try? core.apply(.event(plugin: pluginID, event, at: core.now()))
+    }
+    func count(_ name: String, by amount: Int) {
+        if let counter = core.metrics.pluginCounter(plugin: pluginID, name: name) {
+            counter.increment(by: max(0, amount))
+        } else if refusedNames.withLock({ $0.insert(name).inserted }) {
+            core.logger.warning(
+                "plugin counter '\(name)' refused: not a usable metric name (or one the core uses); it is not counted",
+                metadata: ["plugin": "\(pluginID)"])
+        }
+    }
     func setConnectivity(_ state: ConnectivityState, device localID: String?) {
         _ = try? core.apply(.connectivity(plugin: pluginID, localID: localID, state))
     }

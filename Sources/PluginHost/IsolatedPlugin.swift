@@ -230,6 +230,15 @@ public final class IsolatedPlugin: DriverPlugin {
             let level = LogLevel(rawValue: try PluginWire.optionalString(o, "level", in: "log") ?? "info") ?? .info
             context.log(
                 level, try PluginWire.string(o, "message", in: "log"), device: try PluginWire.optionalString(o, "localID", in: "log"))
+        case "count":
+            var by = 1
+            if let value = o["by"] {
+                guard let n = value.intValue, n >= 0, n <= Int64(Int32.max) else {
+                    throw PluginWire.FormatError("count.by: expected a whole number from 0 to \(Int32.max)")
+                }
+                by = Int(n)
+            }
+            context.count(try PluginWire.string(o, "name", in: "count"), by: by)
         case "result":
             guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("result.id: expected an integer") }
             let c = state.withLock { $0.running?.pending.removeValue(forKey: id) }

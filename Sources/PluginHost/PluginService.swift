@@ -182,6 +182,7 @@ public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatu
                 $0.restarts += 1
                 $0.restartDelaySeconds = seconds
             }
+            core.metrics.pluginRestarted(loaded.manifest.id)
             logger.error("plugin failed: \(why); restarting in \(delay)")
             do { try await clock.sleep(for: delay) } catch { break }
         }

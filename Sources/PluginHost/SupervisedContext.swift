@@ -59,6 +59,7 @@ final class SupervisedContext: DriverContext {
     }
 
     func log(_ level: LogLevel, _ message: String, device localID: String?) { inner.log(level, message, device: localID) }
+    func count(_ name: String, by amount: Int) { inner.count(name, by: amount) }
 
     func revive(_ ids: Set<String>) {
         let back = devices.withLock { d -> Set<String> in

@@ -11,7 +11,7 @@ import PluginHost
 enum APIServer {
     static func make(
         _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [PluginStatus],
-        logger: Logger, recentLog: RecentLog? = nil
+        logger: Logger, recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
     ) throws -> HearthServer {
         let fm = FileManager.default
         try fm.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -34,6 +34,6 @@ enum APIServer {
         }
         return HearthServer(
             core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web), pluginStatuses: pluginStatuses,
-            logger: Logger(label: "hearth.server"), recentLog: recentLog)
+            logger: Logger(label: "hearth.server"), recentLog: recentLog, metrics: metrics)
     }
 }

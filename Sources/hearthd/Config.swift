@@ -25,6 +25,14 @@ struct HearthConfig: Sendable {
         var web: String? = nil
     }
 
+    /// Prometheus metrics (`metrics:`): on by default at the API's `/metrics` for admins;
+    /// `metrics.listen` serves them on a separate address without sign-in instead.
+    struct Metrics: Sendable {
+        var enabled = true
+        var host: String?
+        var port: Int?
+    }
+
     var file: String
     var logLevel: String
     var logFormat: LogFormat = .text
@@ -32,8 +40,9 @@ struct HearthConfig: Sendable {
     var database: String?
     var plugins: Plugins
     var server: Server?
+    var metrics = Metrics()
 
-    static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server"]
+    static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics"]
 
     /// Reads and checks the file.
     ///
@@ -121,6 +130,26 @@ struct HearthConfig: Sendable {
             server = Server(host: host, port: port, stateDirectory: state, web: web)
         }
 
+        var metrics = Metrics()
+        if let m = top["metrics"] {
+            guard let map = m.objectValue else {
+                throw problem("metrics", "expected a mapping with 'enabled' and/or 'listen' (e.g. listen: 127.0.0.1:9464)")
+            }
+            for key in map.keys.sorted() where !["enabled", "listen"].contains(key) {
+                throw problem("metrics.\(key)", "unknown key (known: enabled, listen)")
+            }
+            if let e = map["enabled"] {
+                guard let b = e.boolValue else { throw problem("metrics.enabled", "expected true or false") }
+                metrics.enabled = b
+            }
+            if let listen = map["listen"] {
+                guard let text = listen.stringValue, let parsed = parseListen(text) else {
+                    throw problem("metrics.listen", "expected host:port, e.g. 127.0.0.1:9464 or [::1]:9464 (got \(listen))")
+                }
+                (metrics.host, metrics.port) = parsed
+            }
+        }
+
         var directories: [String] = []
         var sections: [String: PluginConfiguration] = [:]
         var disabled: Set<String> = []
@@ -156,7 +185,7 @@ struct HearthConfig: Sendable {
         }
         return HearthConfig(
             file: file, logLevel: logLevel, logFormat: logFormat, strictOperationValidation: strict, database: database,
-            plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server)
+            plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server, metrics: metrics)
     }
 
     /// `127.0.0.1:8080`, `[::1]:8080`, `localhost:80` → host and port.
@@ -186,11 +215,16 @@ struct HearthConfig: Sendable {
         case .sequence(let sequence):
             return .list(sequence.enumerated().map { i, n in toValue(n, path: "\(path)[\(i)]", lines: &lines) })
         case .scalar(let scalar):
+            // Only what YAML's resolver tags as null, bool, int or float is converted: Yams'
+            // `node.int` alone would read `127.0.0.1:9464` as a base-60 number (9464).
             if scalar.style == .plain {
-                if node.null != nil { return .null }
-                if let b = node.bool { return .bool(b) }
-                if let i = node.int { return .int(Int64(i)) }
-                if let d = node.float { return .double(d) }
+                switch Tag.Name(rawValue: node.tag.description) {
+                case .null: return .null
+                case .bool: if let b = node.bool { return .bool(b) }
+                case .int: if let i = node.int { return .int(Int64(i)) }
+                case .float: if let d = node.float { return .double(d) }
+                default: break
+                }
             }
             return .string(scalar.string)
         }

@@ -5,6 +5,7 @@ import HearthServer
 import HomeCore
 import HomeStorage
 import HomeModel
+import CoreMetrics
 import Logging
 import PluginHost
 import ServiceLifecycle
@@ -98,9 +99,14 @@ struct Hearthd: AsyncParsableCommand {
                 "database schema migrated",
                 metadata: ["file": "\(databasePath)", "applied": "\(database.migrationsAppliedOnOpen.joined(separator: ","))"])
         }
+        // swift-metrics goes to a Prometheus registry (`/metrics`) before anything makes a metric.
+        let metrics: DaemonMetrics? = settings.metrics.enabled ? DaemonMetrics() : nil
+        if let metrics { MetricsSystem.bootstrap(metrics.factory) }
         let core = HomeCore(
             store: database, strictOperationValidation: settings.strictOperationValidation,
-            logger: Logger(label: "hearth.core"))
+            logger: Logger(label: "hearth.core"), metrics: HomeMetrics(factory: MetricsSystem.factory))
+        var renderMetrics: (@Sendable () -> [UInt8])?
+        if let metrics { renderMetrics = { metrics.render(core: core) } }
         do {
             try core.restore()
         } catch {
@@ -156,7 +162,10 @@ struct Hearthd: AsyncParsableCommand {
             services.append(
                 try APIServer.make(
                     server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger,
-                    recentLog: recentLog))
+                    recentLog: recentLog, metrics: renderMetrics))
+        }
+        if let renderMetrics, let host = settings.metrics.host, let port = settings.metrics.port {
+            services.append(MetricsServer(host: host, port: port, render: renderMetrics))
         }
 
         // Last, so READY=1 goes out after everything above was handed to the group.

@@ -221,6 +221,7 @@ final class Tap: DriverContext {
         lines.withLock { $0.append("\(level): \(message)") }
         inner.log(level, message, device: localID)
     }
+    func count(_ name: String, by amount: Int) { inner.count(name, by: amount) }
 }
 
 /// Routes the core's commands to the plugin, as the plugin host does.

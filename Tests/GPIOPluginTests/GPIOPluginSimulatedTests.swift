@@ -53,6 +53,7 @@ import Testing
         #expect(state(host) == .bool(false))
         clock.advance(by: .milliseconds(20))
         await host.wait { state($0) == .bool(true) }
+        #expect(host.counted("events") == 3, "every edge, bounces included, counts in hearth_gpio_events_total")
         await stop(task)
     }
 

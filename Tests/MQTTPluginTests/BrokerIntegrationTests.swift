@@ -158,6 +158,7 @@ import Testing
             await host.wait { $0.connectivity(of: "plug-1") == .online && $0.value("plug-1", OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true) }
         }
         #expect(host.logLines.contains { $0.contains("lost the MQTT broker") })
+        #expect(host.counted("reconnects") == 1, "one reconnect after the first connection (hearth_mqtt_reconnects_total)")
     }
 
     @Test func unreachableBroker_isRetriedWithBackoff_untilItComesUp() async throws {
@@ -178,6 +179,7 @@ import Testing
             await host.wait { _ in plugin.acknowledgedSubscriptions.contains("homeassistant/#") }
         }
         #expect(plugin.isConnected)
+        #expect(host.counted("reconnects") == 0, "failed attempts before the first connection are not reconnects")
     }
 
     @Test func hostilePayloads_areCountedAndLogged_andTheLastGoodStateStays() async throws {
@@ -216,6 +218,8 @@ import Testing
         try device.publish("th/state", #"{"t": 21.5}"#)
         try await within { await host.wait { $0.value("th", TemperatureMeasurementTrait.identifier, TemperatureMeasurementTrait.Attribute.measuredValue) == .int(2150) } }
         #expect(plugin.malformedPayloads["sensor/th"] == hostile.count)
+        #expect(host.counted("malformed_payloads") == hostile.count, "hearth_mqtt_malformed_payloads_total counts every one")
+        #expect(host.counted("refused_discovery_payloads") == 4)
         #expect(host.logLines.filter { $0.contains("refused payload") }.count == 1)
         #expect(host.logLines.filter { $0.contains("discovery homeassistant/") }.count == 4)
         #expect(plugin.isConnected)

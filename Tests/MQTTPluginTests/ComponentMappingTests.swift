@@ -29,6 +29,7 @@ import Testing
             case .emit(let e): host.emit(e)
             case .connectivity(let s, let d): host.setConnectivity(s, device: d)
             case .log(let l, let m, let d): host.log(l, m, device: d)
+            case .count(let name): host.count(name)
             case .subscribe, .unsubscribe: break
             }
         }

@@ -188,6 +188,8 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     func edgeHandler(_ device: LineDevice<C>, _ kernelDebounced: KernelDebounce) -> @Sendable (GPIOEdge) -> Void {
         { [weak self, weak device] edge in
             guard let self, let device else { return }
+            // Every edge the kernel delivers, before debouncing (`hearth_gpio_events_total`).
+            self.context.count("events")
             self.perform(device.edge(edge, kernelDebounced: kernelDebounced.value))
             self.scheduler.poke()
         }

@@ -41,6 +41,13 @@ public protocol DriverContext: Sendable {
 
     /// Writes a log line attributed to the plugin (and the device, when given).
     func log(_ level: LogLevel, _ message: String, device localID: String?)
+
+    /// Adds to one of the plugin's own counters, which the host serves as the Prometheus
+    /// metric `hearth_<plugin>_<name>_total` (a reconnect, a malformed payload, a GPIO edge).
+    ///
+    /// `name` is a short snake_case word such as `reconnects`; other characters become `_`.
+    /// Cheap enough for every event; never blocks.
+    func count(_ name: String, by amount: Int)
 }
 
 extension DriverContext {
@@ -52,6 +59,9 @@ extension DriverContext {
     }
 
     public func log(_ level: LogLevel, _ message: String) { log(level, message, device: nil) }
+
+    /// Adds one to the plugin's counter `name`.
+    public func count(_ name: String) { count(name, by: 1) }
 }
 
 /// One attribute value a plugin reports.

@@ -18,7 +18,8 @@ public enum HearthPluginABI {
     /// The ABI version. Bump it on any change to DriverAPI or HomeModel that changes layout.
     ///
     /// 2: `DriverPlugin.configurationType` (the plugin's configuration schema).
-    @inlinable public static var version: UInt32 { 2 }
+    /// 3: `DriverContext.count(_:by:)` (plugin counters served at `/metrics`).
+    @inlinable public static var version: UInt32 { 3 }
 
     /// The Swift compiler the plugin was built with; Swift has no stable ABI between compiler
     /// releases for non-resilient libraries, so plugins must match the host's compiler.

@@ -29,6 +29,7 @@ public final class TestHost: DriverContext, Sendable {
         case emitted(EventReport)
         case connectivity(ConnectivityState, device: String?)
         case logged(LogLevel, String, device: String?)
+        case counted(String, by: Int)
     }
 
     struct State {
@@ -37,6 +38,7 @@ public final class TestHost: DriverContext, Sendable {
         var connectivity: [String: ConnectivityState] = [:]
         var events: [EventReport] = []
         var logs: [(LogLevel, String)] = []
+        var counts: [String: Int] = [:]
         var waiters: [(id: Int, continuation: AsyncStream<Happening>.Continuation)] = []
         var nextWaiter = 0
     }
@@ -103,6 +105,10 @@ public final class TestHost: DriverContext, Sendable {
 
     public func log(_ level: LogLevel, _ message: String, device localID: String?) {
         record(.logged(level, message, device: localID)) { s in s.logs.append((level, message)) }
+    }
+
+    public func count(_ name: String, by amount: Int) {
+        record(.counted(name, by: amount)) { s in s.counts[name, default: 0] += amount }
     }
 
     // MARK: Driving the plugin
@@ -174,6 +180,8 @@ public final class TestHost: DriverContext, Sendable {
     public func connectivity(of localID: String) -> ConnectivityState? { state.withLock { $0.connectivity[localID] } }
     public var events: [EventReport] { state.withLock { $0.events } }
     public var logLines: [String] { state.withLock { $0.logs.map { "\($0.0): \($0.1)" } } }
+    /// What the plugin has added to its counter `name` (``DriverContext/count(_:by:)``).
+    public func counted(_ name: String) -> Int { state.withLock { $0.counts[name] ?? 0 } }
 
     /// Waits until `condition` holds, checking after every happening.
     public func wait(until condition: @Sendable (TestHost) -> Bool) async {
