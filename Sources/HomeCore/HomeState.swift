@@ -268,6 +268,7 @@ extension HomeState {
     /// the second reference first leaves the device's nested storage (types → traits →
     /// attributes) uniquely referenced, so the one attribute changes in place instead of
     /// copying the path to it (a subscriber still holding the previous version keeps the copy).
+    /// Both slots get the device back before returning, so neither key is removed.
     static func applyReport(
         _ r: AttributeReport, to slot: inout DeviceSnapshot?, sharedWith shared: inout DeviceSnapshot?, catalog: Catalog
     ) -> ReportEdit {
@@ -285,8 +286,7 @@ extension HomeState {
             }
         }
         var device = slot.take()!
-        let isShared = shared != nil
-        if isShared { shared = vacancy }
+        let isShared = shared.take() != nil
         defer {
             slot = device
             if isShared { shared = device }
@@ -304,9 +304,6 @@ extension HomeState {
         guard found else { return .noSuchTrait }
         return valueChanged || shapeChanged ? .changed(shapeChanged ? .shape : .attributes) : .unchanged
     }
-
-    /// Stands in ``commissioned`` for a device while it is edited (never seen outside).
-    private static let vacancy = DeviceSnapshot(id: DeviceID(rawValue: ""), name: "", types: [])
 
     mutating func event(_ id: DeviceID, _ e: EventReport, at: UInt64, catalog: Catalog, into outcome: inout HomeOutcome) {
         guard let device = devices[id] else {
