@@ -230,54 +230,79 @@ extension HomeState {
     }
 
     mutating func report(_ id: DeviceID, _ r: AttributeReport, at: UInt64, catalog: Catalog, into outcome: inout HomeOutcome) {
-        guard var device = devices[id] else {
+        // Both slots are edited in place through their `_modify` accessors (one lookup each,
+        // no removal and re-insertion of the key).
+        let edit = Self.applyReport(r, to: &devices[id], sharedWith: &commissioned[id], catalog: catalog)
+        switch edit {
+        case .unknownDevice:
             outcome.rejected.append((id, "unknown", "report for unknown device \(id) (publish it first)"))
             return
+        case .refused(let key, let message):
+            outcome.rejected.append((id, key, message))
+            return
+        case .noSuchTrait:
+            lastSeen[id] = at
+            outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(catalog.trait(r.trait)?.name ?? r.trait.hex)"))
+        case .unchanged:
+            lastSeen[id] = at
+            outcome.refreshed += 1
+        case .changed(let kind):
+            lastSeen[id] = at
+            outcome.devices.append((id, kind))
         }
+    }
+
+    /// What a report did to its device.
+    enum ReportEdit {
+        case unknownDevice
+        case refused(key: String, message: String)
+        case noSuchTrait
+        case unchanged
+        case changed(DeviceChangeKind)
+    }
+
+    /// Applies one report to a device held in `slot` (from ``devices``) and, for a commissioned
+    /// device, in `shared` (the same value in ``commissioned``).
+    ///
+    /// The accessors move the values out of the dictionaries while they are edited; dropping
+    /// the second reference first leaves the device's nested storage (types → traits →
+    /// attributes) uniquely referenced, so the one attribute changes in place instead of
+    /// copying the path to it (a subscriber still holding the previous version keeps the copy).
+    /// Both slots get the device back before returning, so neither key is removed.
+    static func applyReport(
+        _ r: AttributeReport, to slot: inout DeviceSnapshot?, sharedWith shared: inout DeviceSnapshot?, catalog: Catalog
+    ) -> ReportEdit {
+        guard slot != nil else { return .unknownDevice }
         switch catalog.check(r.trait, r.attribute, r.value) {
         case .valid, .unknownTrait:
             break
         case .invalid(let message):
-            outcome.rejected.append((id, "\(r.trait.hex)/\(r.attribute.hex)", message))
-            return
+            return .refused(key: "\(r.trait.hex)/\(r.attribute.hex)", message: message)
         case .unknownAttribute:
             // Manufacturer-specific attributes (0xF000…) ride along on standard traits.
             if r.attribute.rawValue < 0xF000, let descriptor = catalog.trait(r.trait), !descriptor.isVendor {
-                outcome.rejected.append(
-                    (id, "\(r.trait.hex)/\(r.attribute.hex)", "trait \(descriptor.name) has no attribute \(r.attribute.hex)"))
-                return
+                return .refused(
+                    key: "\(r.trait.hex)/\(r.attribute.hex)", message: "trait \(descriptor.name) has no attribute \(r.attribute.hex)")
             }
         }
-        // Take the device out while editing it, so its nested storage is not shared with the
-        // stored copies and can change in place.
-        commissioned[id] = nil
-        devices[id] = nil
+        var device = slot.take()!
+        let isShared = shared.take() != nil
+        defer {
+            slot = device
+            if isShared { shared = device }
+        }
         var found = false
         var valueChanged = false
         var shapeChanged = false
         for i in device.types.indices where r.deviceType == nil || device.types[i].id == r.deviceType {
-            guard device.types[i].traits[r.trait] != nil else { continue }
+            guard let t = device.types[i].traits.index(forKey: r.trait) else { continue }
             found = true
-            if device.types[i].traits[r.trait]!.attributes[r.attribute] != r.value {
-                device.types[i].traits[r.trait]!.attributes[r.attribute] = r.value
-                valueChanged = true
-            }
-            if device.types[i].traits[r.trait]!.sourceConnectivity.connectivityState != .online {
-                device.types[i].traits[r.trait]!.sourceConnectivity.connectivityState = .online
-                shapeChanged = true
-            }
+            let (changed, cameOnline) = device.types[i].traits.values[t].record(r.value, for: r.attribute)
+            valueChanged = valueChanged || changed
+            shapeChanged = shapeChanged || cameOnline
         }
-        put(device)
-        lastSeen[id] = at
-        guard found else {
-            outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(catalog.trait(r.trait)?.name ?? r.trait.hex)"))
-            return
-        }
-        if valueChanged || shapeChanged {
-            outcome.devices.append((id, shapeChanged ? .shape : .attributes))
-        } else {
-            outcome.refreshed += 1
-        }
+        guard found else { return .noSuchTrait }
+        return valueChanged || shapeChanged ? .changed(shapeChanged ? .shape : .attributes) : .unchanged
     }
 
     mutating func event(_ id: DeviceID, _ e: EventReport, at: UInt64, catalog: Catalog, into outcome: inout HomeOutcome) {
@@ -326,5 +351,23 @@ extension HomeState {
             put(device)
             outcome.devices.append((id, .shape))
         }
+    }
+}
+
+extension TraitState {
+    /// Stores a reported value and marks the trait online, hashing the attribute ID once.
+    /// - Returns: whether the value differed and whether the trait was not online before.
+    mutating func record(_ value: Value, for attribute: AttributeID) -> (valueChanged: Bool, cameOnline: Bool) {
+        let valueChanged: Bool
+        if let slot = attributes.index(forKey: attribute) {
+            valueChanged = attributes.values[slot] != value
+            if valueChanged { attributes.values[slot] = value }
+        } else {
+            valueChanged = true
+            attributes[attribute] = value
+        }
+        let cameOnline = sourceConnectivity.connectivityState != .online
+        if cameOnline { sourceConnectivity.connectivityState = .online }
+        return (valueChanged, cameOnline)
     }
 }
