@@ -188,7 +188,11 @@ let package = Package(
         // Benchmarks print figures (docs/BENCHMARKS.md); they are not tests.
         .executableTarget(
             name: "core-benchmark",
-            dependencies: ["HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections")], path: "Benchmarks/CoreBenchmark",
+            dependencies: [
+                "HomeCore", pluginKit, .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Benchmarks/CoreBenchmark",
             swiftSettings: settings),
 
         // What several test targets share: a real mosquitto on a free loopback port.

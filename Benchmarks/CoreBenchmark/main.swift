@@ -8,6 +8,7 @@ import Foundation
 import HomeCore
 import HomeModel
 import HashTreeCollections
+import Prometheus
 import Synchronization
 
 /// Prints a line at once (stdout to a pipe is otherwise block-buffered).
@@ -128,6 +129,13 @@ do {
     _ = ingestRate(core, driver, devices: 10_000, count: 50_000)  // warm-up
     let none = ingestRate(core, driver, devices: 10_000, count: reports)
     say("   no subscriber:                              \(format(none)) reports/s")
+
+    // The same with hearthd's Prometheus registry counting every report (as /metrics does).
+    let counted = HomeCore(metrics: HomeMetrics(factory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())))
+    let countedDriver = populate(counted, devices: 10_000)
+    _ = ingestRate(counted, countedDriver, devices: 10_000, count: 50_000)  // warm-up
+    let withMetrics = ingestRate(counted, countedDriver, devices: 10_000, count: reports)
+    say("   no subscriber, Prometheus metrics on:       \(format(withMetrics)) reports/s  (ratio \(String(format: "%.2f", withMetrics / none)))")
 
     // 100 batched() and 100 stream() subscribers on devices(), each drained by its own task.
     let home = core.home(for: .system)

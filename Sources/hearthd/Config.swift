@@ -131,7 +131,8 @@ struct HearthConfig: Sendable {
         }
 
         var metrics = Metrics()
-        if let m = top["metrics"] {
+        // An empty section (every key commented out, as in etc/hearth.yaml) keeps the defaults.
+        if let m = top["metrics"], !m.isNull {
             guard let map = m.objectValue else {
                 throw problem("metrics", "expected a mapping with 'enabled' and/or 'listen' (e.g. listen: 127.0.0.1:9464)")
             }
