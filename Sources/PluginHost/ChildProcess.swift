@@ -33,6 +33,14 @@ public struct ChildLaunch: Hashable, Sendable {
         ChildLaunch(executable: path, arguments: ["--fd", "\(childFD)"], environment: environment)
     }
 
+    /// What this launch runs, for log lines: the `.so` of a `plugin-host` launch, else the program.
+    public var pluginPath: String {
+        if arguments.first == "plugin-host", let i = arguments.firstIndex(of: "--plugin"), i + 1 < arguments.count {
+            return arguments[i + 1]
+        }
+        return executable
+    }
+
     /// This process's own executable (`/proc/self/exe`), the `hearthd` to start children with.
     public static var currentExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

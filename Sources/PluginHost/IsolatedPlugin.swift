@@ -18,6 +18,8 @@ public struct PluginRunError: Error, Hashable, Sendable, CustomStringConvertible
         public static let protocolViolation = Kind(rawValue: "protocolViolation")
         /// The plugin's `run` threw inside the child.
         public static let failed = Kind(rawValue: "failed")
+        /// The child did not send `hello` within ``IsolatedPlugin/helloTimeout`` and was killed.
+        public static let noHello = Kind(rawValue: "noHello")
     }
 
     public let kind: Kind
@@ -64,19 +66,32 @@ final class ExitSignal: Sendable {
 /// own program), sends it the configuration, and applies what the child reports to `context`
 /// until the child ends; commands and writes are forwarded and their results awaited. A child
 /// that crashes ends the run with ``PluginRunError`` `processEnded`, so the ``PluginService``
-/// supervising this plugin restarts it with the same backoff as an in-process plugin. The
-/// wire format is `docs/plugin-protocol.md`.
+/// supervising this plugin restarts it with the same backoff as an in-process plugin. A child
+/// that does not say `hello` within ``helloTimeout`` is killed and ends the run with `noHello`,
+/// restarted the same way. The wire format is `docs/plugin-protocol.md`.
 public final class IsolatedPlugin: DriverPlugin {
     /// What the host knows before the child says hello (from the loaded `.so`, or from the configuration).
     public let manifest: PluginManifest
     public let launch: ChildLaunch
     /// How long a child may take to stop after `stop` before it is killed.
     public let stopGrace: Duration
+    /// How long a child may take from being started to its `hello` before it is killed
+    /// (`plugins.<id>.helloTimeout` in `hearth.yaml`).
+    public let helloTimeout: Duration
+
+    /// The default ``helloTimeout``.
+    public static let defaultHelloTimeout: Duration = .seconds(30)
 
     struct Running {
         let process: ChildProcess
         var pending: [Int64: CheckedContinuation<Value, any Error>] = [:]
         var stopping = false
+        /// Whether this process has said `hello`.
+        var greeted = false
+        /// Set by the hello watchdog when it kills a process that did not say `hello` in time.
+        var helloTimedOut = false
+        /// Waits ``IsolatedPlugin/helloTimeout`` for `hello`; cancelled when it comes.
+        var helloWatchdog: Task<Void, Never>?
     }
 
     struct State {
@@ -89,15 +104,17 @@ public final class IsolatedPlugin: DriverPlugin {
     let state = Mutex(State())
     let observers = Mutex<[@Sendable () -> Void]>([])
 
-    /// The clock ``stopGrace`` is measured on.
+    /// The clock ``stopGrace`` and ``helloTimeout`` are measured on.
     let clock: any Clock<Duration>
 
     public init(
-        manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5), clock: any Clock<Duration> = ContinuousClock()
+        manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5),
+        helloTimeout: Duration = IsolatedPlugin.defaultHelloTimeout, clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.manifest = manifest
         self.launch = launch
         self.stopGrace = stopGrace
+        self.helloTimeout = helloTimeout
         self.clock = clock
     }
 
@@ -123,6 +140,18 @@ public final class IsolatedPlugin: DriverPlugin {
             exit.signal(how)
             return how
         })
+        // Killed when it has not said hello in time; the reader loop then ends with the socket.
+        let helloWatchdog = Task.detached { [clock, helloTimeout] in
+            do { try await clock.sleep(for: helloTimeout) } catch { return }
+            let overdue = self.state.withLock { s -> Bool in
+                guard s.running?.process.pid == process.pid, s.running?.greeted == false else { return false }
+                s.running?.helloTimedOut = true
+                return true
+            }
+            if overdue { process.kill() }
+        }
+        state.withLock { $0.running?.helloWatchdog = helloWatchdog }
+        defer { helloWatchdog.cancel() }
         var failure: PluginRunError?
         do {
             try process.channel.send(
@@ -163,17 +192,30 @@ public final class IsolatedPlugin: DriverPlugin {
             } : nil
         let how = await exit.wait()
         watchdog?.cancel()
-        let (pending, wasStopping) = state.withLock { s -> ([CheckedContinuation<Value, any Error>], Bool) in
+        let (pending, wasStopping, helloTimedOut) = state.withLock { s -> ([CheckedContinuation<Value, any Error>], Bool, Bool) in
             let p = s.running.map { Array($0.pending.values) } ?? []
             let stopping = s.running?.stopping ?? false
+            let timedOut = s.running?.helloTimedOut ?? false
             s.running = nil
-            return (p, stopping)
+            return (p, stopping, timedOut)
         }
         changed()
         for c in pending { c.resume(throwing: HomeError.driverError("plugin \(manifest.id): its process \(how) before answering")) }
         if let failure { throw failure }
+        if helloTimedOut {
+            throw PluginRunError(
+                .noHello,
+                "plugin process \(launch.pluginPath) (pid \(process.pid)) sent no hello within \(Self.seconds(helloTimeout)); killed")
+        }
         if wasStopping || Task.isCancelled { return }
         throw PluginRunError(.processEnded, "the plugin process \(how)")
+    }
+
+    /// `30 s`, `0.5 s`: a duration for a log line.
+    static func seconds(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        if atto == 0 { return "\(s) s" }
+        return "\(Double(s) + Double(atto) / 1e18) s"
     }
 
     /// Asks the child to stop (``run(context:)`` kills it if it has not ended after ``stopGrace``).
@@ -210,7 +252,12 @@ public final class IsolatedPlugin: DriverPlugin {
                 throw PluginRunError(
                     .incompatible, "the plugin process says it is '\(m.id)', but it was started as '\(manifest.id)'")
             }
-            state.withLock { $0.helloManifest = m }
+            let watchdog = state.withLock { s -> Task<Void, Never>? in
+                s.helloManifest = m
+                s.running?.greeted = true
+                return s.running?.helloWatchdog
+            }
+            watchdog?.cancel()
             changed()
         case "publish": context.publish(try PluginWire.device(o["device"]))
         case "remove": context.remove(device: try PluginWire.string(o, "localID", in: "remove"))

@@ -12,17 +12,21 @@ import Foundation
 ///     isolated: true              # run the .so in its own process
 ///   weather:
 ///     executable: plugins/weather.py   # a plugin written in another language (always isolated)
+///     helloTimeout: 60                 # seconds its process may take to say hello (default 30)
 /// ```
 public struct PluginHostOptions: Hashable, Sendable {
     public var isolated = false
     /// The program of a plugin that is not a `.so` (relative paths: relative to the config file).
     public var executable: String?
+    /// How long an isolated plugin's process may take to say `hello` (nil: ``IsolatedPlugin/defaultHelloTimeout``).
+    public var helloTimeout: Duration?
 
-    public static let keys: Set<String> = ["isolated", "executable"]
+    public static let keys: Set<String> = ["isolated", "executable", "helloTimeout"]
 
-    public init(isolated: Bool = false, executable: String? = nil) {
+    public init(isolated: Bool = false, executable: String? = nil, helloTimeout: Duration? = nil) {
         self.isolated = isolated
         self.executable = executable
+        self.helloTimeout = helloTimeout
     }
 
     /// Takes the host's keys out of a section.
@@ -42,6 +46,12 @@ public struct PluginHostOptions: Hashable, Sendable {
             let base = (section.file as NSString).deletingLastPathComponent
             options.executable = s.hasPrefix("/") ? s : (base as NSString).appendingPathComponent(s)
             options.isolated = true
+        }
+        if let v = object.removeValue(forKey: "helloTimeout") {
+            guard let seconds = v.doubleValue, seconds > 0, seconds <= 86_400 else {
+                throw .invalidArgument(section.problem(at: "helloTimeout", "expected a number of seconds, more than 0 and at most 86400"))
+            }
+            options.helloTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
         }
         let lines = section.lines.filter { key, _ in !keys.contains(where: { key == $0 || key.hasPrefix($0 + ".") || key.hasPrefix($0 + "[") }) }
         return (options, PluginConfiguration(value: .object(object), file: section.file, keyPath: section.keyPath, lines: lines))
@@ -121,7 +131,9 @@ public enum PluginSetup {
                 let absolute = URL(fileURLWithPath: p.path).standardizedFileURL.path
                 let launch = ChildLaunch.pluginHost(hearthd: hearthd, plugin: absolute, environment: childEnvironment)
                 logger.info("plugin loaded; it runs in its own process", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
-                add(LoadedPlugin(path: p.path, manifest: manifest, plugin: IsolatedPlugin(manifest: manifest, launch: launch)), configuration)
+                let plugin = IsolatedPlugin(
+                    manifest: manifest, launch: launch, helloTimeout: options.helloTimeout ?? IsolatedPlugin.defaultHelloTimeout)
+                add(LoadedPlugin(path: p.path, manifest: manifest, plugin: plugin), configuration)
             } else {
                 logger.info("plugin loaded", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
                 add(p, configuration)
@@ -149,7 +161,9 @@ public enum PluginSetup {
             let manifest = PluginManifest(id: id, name: id, version: "")
             let launch = ChildLaunch.program(program, environment: childEnvironment)
             logger.info("plugin program found; it runs in its own process", metadata: ["plugin": "\(id)", "file": "\(program)"])
-            add(LoadedPlugin(path: program, manifest: manifest, plugin: IsolatedPlugin(manifest: manifest, launch: launch)), options.1)
+            let plugin = IsolatedPlugin(
+                manifest: manifest, launch: launch, helloTimeout: options.0.helloTimeout ?? IsolatedPlugin.defaultHelloTimeout)
+            add(LoadedPlugin(path: program, manifest: manifest, plugin: plugin), options.1)
         }
         return Plan(services: services, registry: registry)
     }
