@@ -89,6 +89,24 @@ public struct UserRequest: WireRequest {
     }
 }
 
+/// `POST /auth/password`: a signed-in user changes their own password.
+public struct PasswordChangeRequest: WireRequest {
+    public static let keys: Set<String> = ["current", "new"]
+    public let current: String
+    public let new: String
+    public init(current: String, new: String) {
+        self.current = current
+        self.new = new
+    }
+}
+
+/// `PUT /users/{name}/password`: an admin sets a user's password.
+public struct PasswordResetRequest: WireRequest {
+    public static let keys: Set<String> = ["password"]
+    public let password: String
+    public init(password: String) { self.password = password }
+}
+
 public struct NameRequest: WireRequest {
     public static let keys: Set<String> = ["name"]
     public let name: String

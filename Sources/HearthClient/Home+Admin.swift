@@ -64,6 +64,11 @@ extension Home {
         try await connection.send("DELETE", "users/\(segment(username))", body: nil as String?)
     }
 
+    /// Sets a user's password (admins); all that user's sessions end.
+    public func resetPassword(user username: String, to password: String) async throws(HomeError) {
+        try await connection.send("PUT", "users/\(segment(username))/password", body: PasswordResetRequest(password: password))
+    }
+
     // MARK: Apps and grants
 
     public func appRequests(pendingOnly: Bool = false) async throws(HomeError) -> [WireAppRequest] {

@@ -134,6 +134,13 @@ public struct Home: HomeBackend {
         try? store?.clear()
     }
 
+    /// Changes the signed-in user's password. This session stays signed in; every other
+    /// session of the user ends. A wrong `current` is `unauthenticated` (and counts as a
+    /// failed login); apps get `permissionDenied`.
+    public func changePassword(current: String, new: String) async throws(HomeError) {
+        try await connection.send("POST", "auth/password", body: PasswordChangeRequest(current: current, new: new))
+    }
+
     /// Who this session is.
     public func me() async throws(HomeError) -> MeResponse { try await connection.send("GET", "me") }
 

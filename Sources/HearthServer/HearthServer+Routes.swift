@@ -148,6 +148,30 @@ extension HearthServer {
             _ = try revoke(tokenID: s.tokenID, reason: "signed out")
             return Response(status: .noContent)
         }
+        api.post("auth/password") { request, context in
+            let s = try context.requireSession()
+            guard s.principal.role != .app else {
+                throw HomeError.permissionDenied("an app's token has no password; only users change theirs")
+            }
+            let body = try await request.decodeStrict(PasswordChangeRequest.self, limit: limit)
+            // Guessing the current password with a stolen token counts like guessing at login.
+            let keys = ["user:\(s.subject)", "address:\(context.remoteAddress)"]
+            for k in keys { try loginLimiter.check(k) }
+            let revoked: [String]
+            do {
+                revoked = try await offload { () throws(HomeError) in
+                    try access.changePassword(username: s.subject, current: body.current, new: body.new, keeping: s.tokenID)
+                }
+            } catch let e as HomeError where e.code == .unauthenticated {
+                for k in keys { loginLimiter.recordFailure(k) }
+                logger.notice("failed password change", metadata: ["user": "\(s.subject)", "address": "\(context.remoteAddress)"])
+                throw e
+            }
+            loginLimiter.reset(keys[0])
+            for tokenID in revoked { endSession(tokenID, reason: "the password of \(s.subject) was changed") }
+            logger.notice("password changed", metadata: ["user": "\(s.subject)", "sessionsEnded": "\(revoked.count)"])
+            return Response(status: .noContent)
+        }
         api.get("me") { _, context in
             let s = try context.requireSession()
             return APIResponse.json(
@@ -307,6 +331,16 @@ extension HearthServer {
             let name = try context.parameter("name")
             for tokenID in try access.removeUser(name) { endSession(tokenID, reason: "the user \(name) was removed") }
             logger.notice("user removed", metadata: ["user": "\(name)", "by": "\(admin.principal.id)"])
+            return Response(status: .noContent)
+        }
+
+        api.put("users/:name/password") { request, context in
+            let admin = try context.requireAdmin("reset passwords")
+            let name = try context.parameter("name")
+            let body = try await request.decodeStrict(PasswordResetRequest.self, limit: limit)
+            let revoked = try await offload { () throws(HomeError) in try access.resetPassword(username: name, new: body.password) }
+            for tokenID in revoked { endSession(tokenID, reason: "an admin reset the password of \(name)") }
+            logger.notice("password reset", metadata: ["user": "\(name)", "by": "\(admin.principal.id)", "sessionsEnded": "\(revoked.count)"])
             return Response(status: .noContent)
         }
 

@@ -188,14 +188,68 @@ public final class AccessStore: Sendable {
             if role == "admin", try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_users WHERE role = 'admin'") == 1 {
                 throw HomeError.conflict("'\(username)' is the last admin; add another admin first")
             }
-            let tokens = try String.fetchAll(
-                db, sql: "SELECT id FROM access_tokens WHERE kind = 'user' AND subject = ? AND revoked_at IS NULL", arguments: [username])
-            try db.execute(
-                sql: "UPDATE access_tokens SET revoked_at = ? WHERE kind = 'user' AND subject = ? AND revoked_at IS NULL",
-                arguments: [self.now().timeIntervalSince1970, username])
+            let tokens = try self.revokeUserTokens(db, username: username, except: nil)
             try db.execute(sql: "DELETE FROM access_users WHERE username = ?", arguments: [username])
             return tokens
         }
+    }
+
+    /// A signed-in user changes their own password.
+    ///
+    /// Every other session of theirs is revoked (a stolen token stops working with the old
+    /// password); the one making the change, `tokenID`, stays signed in.
+    ///
+    /// - Returns: the IDs of the tokens revoked (their sessions must be ended).
+    /// - Throws: `unauthenticated` ("wrong current password") for a wrong current password —
+    ///   the same for an unknown user; `invalidArgument` for a weak or unchanged new password;
+    ///   `conflict` when the password changed meanwhile.
+    public func changePassword(username: String, current: String, new: String, keeping tokenID: String?) throws(HomeError) -> [String] {
+        let stored = try read { db in
+            try String.fetchOne(db, sql: "SELECT password_hash FROM access_users WHERE username = ?", arguments: [username])
+        }
+        guard let stored, AccessSecrets.verifyPassword(current, against: stored) else {
+            throw HomeError(.unauthenticated, "wrong current password")
+        }
+        try Self.checkPassword(new)
+        guard new != current else { throw .invalidArgument("the new password is the same as the current one") }
+        let hash = try hashPassword(new)
+        return try write { db in
+            // Only over the hash just verified: a change in between must not be overwritten.
+            try db.execute(
+                sql: "UPDATE access_users SET password_hash = ? WHERE username = ? AND password_hash = ?", arguments: [hash, username, stored])
+            guard db.changesCount == 1 else {
+                throw HomeError.conflict("the password of '\(username)' changed meanwhile; sign in again and retry")
+            }
+            return try self.revokeUserTokens(db, username: username, except: tokenID)
+        }
+    }
+
+    /// An admin sets a user's password; all that user's tokens are revoked.
+    ///
+    /// - Returns: the IDs of the tokens revoked (their sessions must be ended).
+    /// - Throws: `notFound` for an unknown user; `invalidArgument` for a weak password.
+    public func resetPassword(username: String, new: String) throws(HomeError) -> [String] {
+        try Self.checkPassword(new)
+        let hash = try hashPassword(new)
+        return try write { db in
+            try db.execute(sql: "UPDATE access_users SET password_hash = ? WHERE username = ?", arguments: [hash, username])
+            guard db.changesCount == 1 else { throw HomeError.notFound("no user named '\(username)'") }
+            // A setup code still waiting for this user would set the password over this one.
+            try db.execute(sql: "DELETE FROM access_setup_codes WHERE username = ? AND used_at IS NULL", arguments: [username])
+            return try self.revokeUserTokens(db, username: username, except: nil)
+        }
+    }
+
+    /// Revokes a user's live tokens but `kept`; returns the IDs revoked.
+    func revokeUserTokens(_ db: Database, username: String, except kept: String?) throws -> [String] {
+        let tokens = try String.fetchAll(
+            db, sql: "SELECT id FROM access_tokens WHERE kind = 'user' AND subject = ? AND revoked_at IS NULL", arguments: [username]
+        ).filter { $0 != kept }
+        let t = now().timeIntervalSince1970
+        for id in tokens {
+            try db.execute(sql: "UPDATE access_tokens SET revoked_at = ? WHERE id = ?", arguments: [t, id])
+        }
+        return tokens
     }
 
     // MARK: - Tokens

@@ -69,6 +69,18 @@ func readPassword(fromStdin: Bool, prompt: String) throws -> String {
     return String(cString: p)
 }
 
+/// Reads a new password: `--password-stdin` reads the next line; else a prompt, asked twice so
+/// a typo cannot lock anyone out. Never $HEARTH_PASSWORD (that is the password in use).
+func readNewPassword(fromStdin: Bool, prompt: String) throws -> String {
+    if fromStdin {
+        guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else { throw CLIError("no new password on standard input") }
+        return line
+    }
+    guard let first = getpass(prompt).map({ String(cString: $0) }), !first.isEmpty else { throw CLIError("no password given") }
+    guard let again = getpass("Again: ").map({ String(cString: $0) }), again == first else { throw CLIError("the two passwords differ") }
+    return first
+}
+
 /// A plain table: columns padded to their widest cell.
 func table(_ header: [String], _ rows: [[String]]) -> String {
     var widths = header.map(\.count)
@@ -141,6 +153,22 @@ struct LogoutCommand: AsyncParsableCommand {
             try options.store.clear()
         }
         options.say("Signed out.")
+    }
+}
+
+struct PasswdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "passwd", abstract: "Change your password; your other sessions are signed out.",
+        discussion: "With --password-stdin, standard input has two lines: the current password, then the new one.")
+    @OptionGroup var options: ClientOptions
+    @Flag(help: "Read the current and the new password from standard input, one a line.") var passwordStdin = false
+
+    func run() async throws {
+        let home = try options.home()
+        let current = try readPassword(fromStdin: passwordStdin, prompt: "Current password: ")
+        let new = try readNewPassword(fromStdin: passwordStdin, prompt: "New password: ")
+        try await home.changePassword(current: current, new: new)
+        options.say("Password changed; your other sessions are signed out.")
     }
 }
 
@@ -425,8 +453,8 @@ struct WatchCommand: AsyncParsableCommand {
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "List, add or remove users (admins).", subcommands: [List.self, Add.self, Remove.self],
-        defaultSubcommand: List.self)
+        commandName: "users", abstract: "List, add or remove users, or reset a password (admins).",
+        subcommands: [List.self, Add.self, Remove.self, ResetPassword.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
@@ -452,6 +480,19 @@ struct UsersCommand: AsyncParsableCommand {
         func run() async throws {
             try await options.home().removeUser(username)
             options.say("Removed '\(username)'; their sessions are closed.")
+        }
+    }
+    struct ResetPassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-password", abstract: "Set a user's password; their sessions are closed.")
+        @OptionGroup var options: ClientOptions
+        @Argument var username: String
+        @Flag(help: "Read the new password from standard input.") var passwordStdin = false
+        func run() async throws {
+            let home = try options.home()
+            let password = try readNewPassword(fromStdin: passwordStdin, prompt: "New password for \(username): ")
+            try await home.resetPassword(user: username, to: password)
+            options.say("Set the password of '\(username)'; their sessions are closed.")
         }
     }
 }

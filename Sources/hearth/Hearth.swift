@@ -11,7 +11,7 @@ struct Hearth: AsyncParsableCommand {
         subcommands: [
             DevicesCommand.self, DeviceCommand.self, RoomsCommand.self, StructuresCommand.self, DiscoveredCommand.self,
             CommissionCommand.self, InvokeCommand.self, SetCommand.self, WatchCommand.self, UsersCommand.self, GrantsCommand.self,
-            LoginCommand.self, LogoutCommand.self, SetupCommand.self, PluginsCommand.self, CatalogCommand.self,
+            LoginCommand.self, LogoutCommand.self, PasswdCommand.self, SetupCommand.self, PluginsCommand.self, CatalogCommand.self,
             BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self, DoctorCommand.self,
         ])
 }
