@@ -95,6 +95,10 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),
+        // `hearth.yaml`: read by hearthd, and by `hearth doctor` to check what hearthd will use.
+        .target(
+            name: "HearthConfiguration", dependencies: [pluginKit, .product(name: "Yams", package: "Yams")],
+            swiftSettings: settings),
         .target(
             name: "PluginHost",
             dependencies: [
@@ -105,19 +109,20 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", pluginKit, logging, grdb, metrics,
+                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthConfiguration", pluginKit, logging, grdb, metrics,
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: settings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../lib"])]),
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit, "HomeCore", "HomeStorage", "HearthClient", "PluginHost",
+                pluginKit, "HomeCore", "HomeStorage", "HearthClient", "PluginHost", "HearthConfiguration",
+                // `hearth doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
+                "GPIOKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings,

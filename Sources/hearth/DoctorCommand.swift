@@ -1,6 +1,7 @@
 import ArgumentParser
 import DriverAPI
 import Foundation
+import HearthConfiguration
 import PluginHost
 #if canImport(Glibc)
 import Glibc
@@ -19,37 +20,67 @@ struct Diagnosis: Sendable, Equatable, Encodable {
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check the machine for the common problems (GPIO access, broker, plugins, database) and explain them.",
-        discussion: "Exits 1 when it finds a problem. Run it as the user the daemon runs as, or name that user with --user.")
+        abstract: "Check the machine for the common problems (GPIO access and lines, broker, plugins, database) and explain them.",
+        discussion: """
+            Reads hearth.yaml (--config; by default /etc/hearth/hearth.yaml, else ./etc/hearth.yaml as hearthd uses \
+            when started from a source folder) for the database, the MQTT broker and its credentials, the plugin folders \
+            and the GPIO lines; the flags override what the file says. Exits 1 when it finds a problem. Run it as the \
+            user the daemon runs as, or name that user with --user; as root it can also name the process holding a busy line.
+            """)
 
+    @Option(name: .shortAndLong, help: "The configuration hearthd uses (default: /etc/hearth/hearth.yaml, else ./etc/hearth.yaml).")
+    var config: String?
     @Option(help: "The user the daemon runs as (default: hearth when that user exists, else you).")
     var user: String?
     @Option(help: "The folder with the GPIO character devices.")
     var dev: String = "/dev"
     @Option(help: .hidden) var groupFile: String = "/etc/group"
     @Option(help: .hidden) var passwdFile: String = "/etc/passwd"
-    @Option(help: "The MQTT broker to try, host:port (skipped when not given).")
+    @Option(help: "The MQTT broker to try, host:port (default: plugins.mqtt.broker in the configuration).")
     var broker: String?
-    @Option(help: "The broker user name.") var brokerUsername: String?
-    @Option(help: "The broker password.") var brokerPassword: String?
-    @Option(help: "The database file the daemon uses.")
-    var database: String = "/var/lib/hearth/hearth.sqlite"
-    @Option(name: .customLong("plugins"), help: "A plugin folder to check (repeatable).")
+    @Option(help: "The broker user name (default: the configuration's).") var brokerUsername: String?
+    @Option(help: "The broker password (default: the configuration's).") var brokerPassword: String?
+    @Option(help: "The database file the daemon uses (default: the configuration's, else /var/lib/hearth/hearth.sqlite).")
+    var database: String?
+    @Option(name: .customLong("plugins"), help: "A plugin folder to check (repeatable; default: the configuration's plugins.directories).")
     var pluginDirectories: [String] = []
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
+        let settings = DoctorSettings.read(explicit: config)
+        var findings = [settings.finding]
         let accounts = Accounts(groupFile: groupFile, passwdFile: passwdFile)
         let who = user ?? (accounts.primaryGroup(of: "hearth") != nil ? "hearth" : Accounts.currentUser())
-        var findings = [Doctor.gpioGroup(user: who, accounts: accounts), Doctor.gpioChips(dev: dev)]
-        if let broker {
-            findings.append(Doctor.broker(broker, username: brokerUsername, password: brokerPassword))
+        let gpio = settings.gpio
+        if gpio.realChipsUnneeded {
+            let why = "not needed: \(settings.file ?? "the configuration") asks for no real GPIO chip"
+            findings += [
+                Diagnosis(check: "gpio group", status: .skipped, explanation: why),
+                Diagnosis(check: "gpio chips", status: .skipped, explanation: why),
+            ]
         } else {
-            findings.append(Diagnosis(check: "mqtt broker", status: .skipped, explanation: "not checked: pass --broker host:port"))
+            findings += [Doctor.gpioGroup(user: who, accounts: accounts), Doctor.gpioChips(dev: dev)]
         }
-        let dirs = pluginDirectories.isEmpty ? Doctor.defaultPluginDirectories() : pluginDirectories
+        findings += Doctor.gpioLines(gpio, dev: dev)
+
+        let mqtt = settings.broker
+        if let address = broker ?? mqtt?.address {
+            findings.append(
+                Doctor.broker(
+                    address, username: brokerUsername ?? mqtt?.username, password: brokerPassword ?? mqtt?.password,
+                    tls: broker == nil && mqtt?.tls == true))
+        } else {
+            findings.append(
+                Diagnosis(
+                    check: "mqtt broker", status: .skipped,
+                    explanation: settings.config == nil
+                        ? "not checked: pass --broker host:port (or --config hearth.yaml)"
+                        : "not checked: the mqtt plugin is not configured in \(settings.file ?? "hearth.yaml") (or --broker host:port)"))
+        }
+        let dirs = !pluginDirectories.isEmpty ? pluginDirectories
+            : settings.config.map(\.plugins.directories).flatMap { $0.isEmpty ? nil : $0 } ?? Doctor.defaultPluginDirectories()
         findings += Doctor.plugins(in: dirs)
-        findings.append(Doctor.database(database))
+        findings.append(Doctor.database(database ?? settings.config?.databasePath ?? "/var/lib/hearth/hearth.sqlite"))
 
         if json {
             let encoder = JSONEncoder()
@@ -137,7 +168,8 @@ enum Doctor {
 
     // MARK: Broker
 
-    static func broker(_ address: String, username: String?, password: String?) -> Diagnosis {
+    /// Connects and, unless `tls` (doctor speaks no TLS), sends an MQTT CONNECT with the credentials.
+    static func broker(_ address: String, username: String?, password: String?, tls: Bool = false) -> Diagnosis {
         let check = "mqtt broker"
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]), (1...65535).contains(port) else {
             return Diagnosis(check: check, status: .problem, explanation: "'\(address)' is not host:port (for example 127.0.0.1:1883)")
@@ -152,6 +184,11 @@ enum Doctor {
                 explanation: "cannot reach the broker at \(address): \(why.reason). Is mosquitto running ('systemctl status mosquitto') and listening there?")
         }
         defer { close(fd) }
+        if tls {
+            return Diagnosis(
+                check: check, status: .ok,
+                explanation: "\(address) is reachable (it is configured for TLS: doctor does not check the TLS handshake or the credentials)")
+        }
         let packet = connectPacket(clientID: "hearth-doctor-\(getpid())", username: username, password: password)
         guard packet.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == packet.count else {
             return Diagnosis(check: check, status: .problem, explanation: "the broker at \(address) closed the connection at once")
@@ -175,7 +212,7 @@ enum Doctor {
             return Diagnosis(
                 check: check, status: .problem,
                 explanation: "the broker at \(address) refused the user name or password"
-                    + (username == nil ? " (none was given: pass --broker-username/--broker-password as in hearth.yaml)" : "")
+                    + (username == nil ? " (none was given: set mqtt.broker.username/password in hearth.yaml, or pass --broker-username/--broker-password)" : "")
                     + ". Check mqtt.broker.username/password in hearth.yaml against the broker's password file")
         case 5:
             return Diagnosis(

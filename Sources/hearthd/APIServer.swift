@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HearthConfiguration
 import HearthServer
 import HomeCore
 import HomeStorage

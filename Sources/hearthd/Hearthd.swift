@@ -1,6 +1,7 @@
 import ArgumentParser
 import DriverAPI
 import Foundation
+import HearthConfiguration
 import HearthServer
 import HomeCore
 import HomeStorage

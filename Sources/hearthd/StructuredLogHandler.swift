@@ -1,16 +1,7 @@
 import Foundation
+import HearthConfiguration
 import Logging
 import Synchronization
-
-/// `log.format` in hearth.yaml: how each log line is written to standard error.
-enum LogFormat: String, CaseIterable, Sendable {
-    /// swift-log's default lines (timestamp, level, label, message, metadata).
-    case text
-    /// One logfmt line: `level=info label=hearth.plugin plugin=mqtt msg="connected"`.
-    case keyvalue
-    /// One JSON object a line: `{"label":"…","level":"info","msg":"…","plugin":"mqtt"}`.
-    case json
-}
 
 /// Writes one line per message to standard error in `keyvalue` or `json` form, journald-friendly:
 /// under systemd (`$JOURNAL_STREAM` set) each line starts with its syslog priority (`<6>`) and

@@ -26,6 +26,18 @@ import Testing
                     "--plugins", dir.at("plugins"), "--database", database ?? dir.at("state/hearth.sqlite")] + extra,
                 in: dir.path)
         }
+
+        /// Runs doctor on a hearth.yaml with `yaml` in `etc/` (plus `extra` flags): the
+        /// database, broker, plugin folders and GPIO lines come from the file.
+        func doctor(yaml: String, _ extra: [String] = [], explicit: Bool = true) async throws -> Run {
+            try FileManager.default.createDirectory(atPath: dir.at("etc"), withIntermediateDirectories: true)
+            try yaml.write(toFile: dir.at("etc/hearth.yaml"), atomically: true, encoding: .utf8)
+            return try await run(
+                buildDirectory + "/hearth",
+                (explicit ? ["doctor", "--config", dir.at("etc/hearth.yaml")] : ["doctor"])
+                    + ["--user", "hearth", "--dev", dir.at("dev"), "--group-file", dir.at("group"), "--passwd-file", dir.at("passwd")] + extra,
+                in: dir.path)
+        }
     }
 
     func line(_ r: Run, _ check: String) -> String {
@@ -111,5 +123,106 @@ import Testing
         #expect(line(r, "database").contains("PROBLEM  database: \(m.dir.at("blocked")) is a file, not a folder"))
         let missing = try await m.doctor(database: m.dir.at("nowhere/hearth.sqlite"))
         #expect(line(missing, "database").contains("does not exist"))
+    }
+
+    // MARK: Reading hearth.yaml
+
+    @Test func reads_the_database_broker_credentials_and_plugin_folders_from_hearth_yaml() async throws {
+        let m = try Machine(plugins: ["DemoPlugin", "WrongABIPlugin"])
+        defer { m.dir.remove() }
+        let broker = try await Broker(users: ["hearth": "right"])
+        _ = FileManager.default.createFile(atPath: m.dir.at("blocked"), contents: Data("x".utf8))
+        let yaml = """
+            storage:
+              database: ../blocked/hearth.sqlite   # relative to this file, as hearthd reads it
+            plugins:
+              directories: [\(m.dir.at("plugins"))]
+              mqtt:
+                broker: { host: 127.0.0.1, port: \(broker.port), username: hearth, password: right }
+            """
+        let r = try await m.doctor(yaml: yaml)
+        #expect(r.status == 1)
+        #expect(line(r, "config") == "ok       config: read \(m.dir.at("etc/hearth.yaml"))")
+        #expect(line(r, "mqtt broker") == "ok       mqtt broker: 127.0.0.1:\(broker.port) accepted the connection as hearth")
+        #expect(line(r, "database").contains("PROBLEM  database: \(m.dir.at("etc/../blocked")) is a file, not a folder"))
+        #expect(line(r, "plugin libWrongABIPlugin.so").contains("built for another plugin ABI"))
+        #expect(line(r, "plugin libDemoPlugin.so").hasPrefix("ok"))
+        // No GPIO plugin in the file: the gpio group and chips do not matter.
+        #expect(line(r, "gpio group").hasPrefix("skipped"))
+        #expect(line(r, "gpio lines") == "skipped  gpio lines: not checked: the gpio plugin is not configured")
+    }
+
+    @Test func flags_override_hearth_yaml() async throws {
+        let m = try Machine()
+        defer { m.dir.remove() }
+        let broker = try await Broker(users: ["hearth": "right"])
+        let yaml = """
+            storage: { database: \(m.dir.at("nowhere/hearth.sqlite")) }
+            plugins:
+              directories: [\(m.dir.at("nowhere"))]
+              mqtt: { broker: { host: 127.0.0.1, port: \(broker.port), username: hearth, password: wrong } }
+            """
+        let fromFile = try await m.doctor(yaml: yaml)
+        #expect(line(fromFile, "mqtt broker").hasPrefix("PROBLEM  mqtt broker: the broker at 127.0.0.1:\(broker.port) "), "the file's wrong password was sent")
+        #expect(line(fromFile, "database").contains("does not exist"))
+        #expect(line(fromFile, "plugins").contains("no plugin .so in \(m.dir.at("nowhere"))"))
+        let overridden = try await m.doctor(
+            yaml: yaml, ["--broker-password", "right", "--database", m.dir.at("state/hearth.sqlite"), "--plugins", m.dir.at("plugins")])
+        #expect(overridden.status == 0, "\(overridden.stdout)\(overridden.stderr)")
+        #expect(line(overridden, "mqtt broker").hasPrefix("ok"))
+    }
+
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/etc/hearth/hearth.yaml"), "an installed /etc/hearth/hearth.yaml comes first"))
+    func without_config_flag_reads_etc_hearth_yaml_in_the_current_folder() async throws {
+        let m = try Machine()
+        defer { m.dir.remove() }
+        let r = try await m.doctor(yaml: "storage: { database: \(m.dir.at("state/hearth.sqlite")) }\n", explicit: false)
+        #expect(line(r, "config") == "ok       config: read etc/hearth.yaml")
+        #expect(line(r, "database") == "ok       database: \(m.dir.at("state/hearth.sqlite")) is writable")
+    }
+
+    @Test func an_invalid_hearth_yaml_is_a_problem_naming_the_line() async throws {
+        let m = try Machine()
+        defer { m.dir.remove() }
+        let r = try await m.doctor(yaml: "log:\n  level: info\nplugin:\n  mqtt: {}\n")
+        #expect(r.status == 1)
+        #expect(line(r, "config").hasPrefix("PROBLEM  config: \(m.dir.at("etc/hearth.yaml")):3: plugin: unknown key"))
+        let gpio = try await m.doctor(yaml: "plugins:\n  gpio:\n    lines:\n      - { chip: gpiochip0, line: 17, role: contact, activelow: true }\n")
+        #expect(line(gpio, "gpio lines").hasPrefix("PROBLEM  gpio lines: "))
+        #expect(line(gpio, "gpio lines").contains("did you mean 'active-low'?"))
+    }
+
+    @Test func simulated_gpio_lines_need_no_chip_or_group() async throws {
+        // The shipped configuration: every line on the simulated chip sim0.
+        let m = try Machine(groups: "users:x:100:\n", chips: [])
+        defer { m.dir.remove() }
+        let r = try await run(
+            buildDirectory + "/hearth",
+            ["doctor", "--config", repositoryRoot + "/etc/hearth.yaml", "--dev", m.dir.at("dev"), "--group-file", m.dir.at("group"),
+                "--passwd-file", m.dir.at("passwd"), "--database", m.dir.at("state/hearth.sqlite")],
+            in: m.dir.path)
+        #expect(line(r, "gpio group").hasPrefix("skipped  gpio group: not needed: "))
+        #expect(line(r, "gpio chips").hasPrefix("skipped  gpio chips: not needed: "))
+        #expect(line(r, "gpio lines") == "skipped  gpio lines: nothing to check: every configured line is on a simulated chip (sim0)")
+    }
+
+    @Test func a_gpio_line_on_a_chip_that_is_not_there() async throws {
+        let m = try Machine(chips: [])
+        defer { m.dir.remove() }
+        let yaml = """
+            plugins:
+              gpio:
+                simulated: [{ chip: sim0, lines: [DOOR] }]
+                lines:
+                  - { id: front-door, chip: gpiochip3, line: GPIO17, role: contact }
+                  - { id: bell, chip: sim0, line: DOOR, role: button }
+            """
+        let r = try await m.doctor(yaml: yaml)
+        #expect(r.status == 1)
+        // Real chips are wanted: the group and the chips are checked again.
+        #expect(line(r, "gpio chips").hasPrefix("PROBLEM"))
+        #expect(line(r, "gpio line gpiochip3:GPIO17 (front-door)").contains("PROBLEM  gpio line gpiochip3:GPIO17 (front-door): GPIO chip "))
+        #expect(line(r, "gpio line gpiochip3:GPIO17 (front-door)").contains("not found"))
+        #expect(!r.stdout.contains("(bell)"), "lines on simulated chips are not checked")
     }
 }

@@ -1,60 +1,61 @@
-import DriverAPI
+public import DriverAPI
 import Foundation
-import HomeModel
+public import HomeModel
 import Yams
 
 /// `hearth.yaml`, read with its line numbers so every error names the line and key.
-struct HearthConfig: Sendable {
-    struct Plugins: Sendable {
+public struct HearthConfig: Sendable {
+    public struct Plugins: Sendable {
         /// Where `.so` files are looked for, in order.
-        var directories: [String]
+        public var directories: [String]
         /// Each plugin's section by plugin ID (`plugins.gpio`, `plugins.mqtt`, …).
-        var sections: [String: PluginConfiguration]
+        public var sections: [String: PluginConfiguration]
         /// Plugins switched off with `enabled: false`.
-        var disabled: Set<String>
+        public var disabled: Set<String>
     }
 
     /// The API server (`server:`); nil when the file has no `server` section.
-    struct Server: Sendable {
-        var host: String
-        var port: Int
+    public struct Server: Sendable {
+        public var host: String
+        public var port: Int
         /// Where the access database (unless `storage.database` names one) and the one-time
         /// setup code live.
-        var stateDirectory: String
+        public var stateDirectory: String
         /// The web page's folder (`server.web`); nil: the copy beside the binary.
-        var web: String? = nil
+        public var web: String? = nil
     }
 
     /// Prometheus metrics (`metrics:`): on by default at the API's `/metrics` for admins;
-    /// `metrics.listen` serves them on a separate address without sign-in instead.
-    struct Metrics: Sendable {
-        var enabled = true
-        var host: String?
-        var port: Int?
+    /// `metrics.listen` also serves them on a separate address without sign-in.
+    public struct Metrics: Sendable {
+        public var enabled = true
+        public var host: String?
+        public var port: Int?
     }
 
-    var file: String
-    var logLevel: String
-    var logFormat: LogFormat = .text
-    var strictOperationValidation: Bool
-    var database: String?
-    var plugins: Plugins
-    var server: Server?
-    var metrics = Metrics()
+    public var file: String
+    public var logLevel: String
+    public var logFormat: LogFormat = .text
+    public var strictOperationValidation: Bool
+    /// `storage.database` as written (made absolute); ``databasePath`` applies the default.
+    public var database: String?
+    public var plugins: Plugins
+    public var server: Server?
+    public var metrics = Metrics()
 
-    static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics"]
+    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics"]
 
     /// Reads and checks the file.
     ///
     /// - Throws: ``HomeError`` `invalidArgument`: `hearth.yaml:12: plugins.directories: expected a list`.
-    static func load(path: String) throws(HomeError) -> HearthConfig {
+    public static func load(path: String) throws(HomeError) -> HearthConfig {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw .invalidArgument("\(path): cannot read the configuration file")
         }
         return try parse(text, file: path)
     }
 
-    static func parse(_ text: String, file: String) throws(HomeError) -> HearthConfig {
+    public static func parse(_ text: String, file: String) throws(HomeError) -> HearthConfig {
         let node: Node?
         do {
             node = try Yams.compose(yaml: text)
@@ -190,7 +191,7 @@ struct HearthConfig: Sendable {
     }
 
     /// `127.0.0.1:8080`, `[::1]:8080`, `localhost:80` → host and port.
-    static func parseListen(_ text: String) -> (String, Int)? {
+    public static func parseListen(_ text: String) -> (String, Int)? {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
             return nil
         }
