@@ -69,6 +69,7 @@ let package = Package(
             name: "HomeStorage",
             dependencies: [
                 pluginKit, "HomeCore", logging, grdb,
+                .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -210,6 +211,7 @@ let package = Package(
             dependencies: [
                 "HomeStorage", "HomeCore", pluginKit,
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: settings),
         .testTarget(

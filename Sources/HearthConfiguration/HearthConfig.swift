@@ -39,6 +39,9 @@ public struct HearthConfig: Sendable {
     public var strictOperationValidation: Bool
     /// `storage.database` as written (made absolute); ``databasePath`` applies the default.
     public var database: String?
+    /// `storage.lastSeenInterval`: how often, in seconds, hearthd saves when devices were last
+    /// seen (also at shutdown).
+    public var lastSeenInterval: Int = 60
     public var plugins: Plugins
     public var server: Server?
     public var metrics = Metrics()
@@ -98,9 +101,16 @@ public struct HearthConfig: Sendable {
             strict = b
         }
         var database: String?
+        var lastSeenInterval = 60
         if let storage = top["storage"], let db = storage["database"] {
             guard let s = db.stringValue else { throw problem("storage.database", "expected a file path") }
             database = s.hasPrefix("/") ? s : (baseDir as NSString).appendingPathComponent(s)
+        }
+        if let storage = top["storage"], let interval = storage["lastSeenInterval"] {
+            guard let seconds = interval.intValue, seconds >= 1, seconds <= 86_400 else {
+                throw problem("storage.lastSeenInterval", "expected a whole number of seconds from 1 to 86400 (got \(interval))")
+            }
+            lastSeenInterval = Int(seconds)
         }
 
         var server: Server?
@@ -187,7 +197,7 @@ public struct HearthConfig: Sendable {
         }
         return HearthConfig(
             file: file, logLevel: logLevel, logFormat: logFormat, strictOperationValidation: strict, database: database,
-            plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server, metrics: metrics)
+            lastSeenInterval: lastSeenInterval, plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server, metrics: metrics)
     }
 
     /// `127.0.0.1:8080`, `[::1]:8080`, `localhost:80` → host and port.

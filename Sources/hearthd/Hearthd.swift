@@ -149,6 +149,11 @@ struct Hearthd: AsyncParsableCommand {
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
+        // Last-seen times move in memory on every report; saved every interval and at shutdown.
+        let lastSeen = LastSeenSaver(
+            core: core, database: database, interval: .seconds(settings.lastSeenInterval), clock: ContinuousClock(),
+            logger: Logger(label: "hearth.storage"))
+        services.append(LastSeenService(saver: lastSeen))
         var restorePlan: [DeviceID: Bool] = [:]
         do {
             restorePlan = try database.restorePlan()
@@ -182,8 +187,9 @@ struct Hearthd: AsyncParsableCommand {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
+        // What moved after the saver stopped (plugins stop after it, in reverse start order).
         do {
-            try database.recordSeen(core.state.lastSeen)
+            try lastSeen.save()
         } catch {
             logger.error("could not save when devices were last seen: \(error.message)")
         }
