@@ -215,7 +215,7 @@ let package = Package(
             ],
             swiftSettings: settings),
         .testTarget(
-            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", pluginKit], swiftSettings: settings),
+            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", "TestSupport", pluginKit], swiftSettings: settings),
         .testTarget(
             name: "HomeCoreTests",
             dependencies: ["HomeCore", pluginKit, .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "HashTreeCollections", package: "swift-collections")],

@@ -6,6 +6,7 @@ import HomeModel
 import PluginHost
 import Synchronization
 import Testing
+import TestSupport
 
 /// The real plugin `.so`, loaded with `dlopen`, against a real kernel's gpio-sim chip, reporting
 /// into a real `HomeCore`. Runs inside the VM of `scripts/test-gpio-kernel`
@@ -135,6 +136,34 @@ struct GPIOKernelTests {
             $0.snapshot.sourceConnectivity.connectivityState == .online
                 && $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) != nil
         }
+        await plugin.stop()
+    }
+
+    @Test func aLineHeldByAnotherProcess_isLoggedWithThatProcessesNameAndPid() async throws {
+        // A chip of this test's own: DoctorKernelTests runs gpiomon and gpioset on the shared
+        // chip at the same time, and libgpiod 1.6's requests do not say which lines they hold.
+        let sim = try SimChip(name: "plugin-busy-\(getpid())", lines: 2)
+        defer { sim.remove() }
+        var watch = try LineWatch(chip: sim.chip, offsets: [1])
+        defer { watch.close() }
+        let gpiomon = try Child("/usr/bin/gpiomon", [sim.chip, "1"])
+        try watch.waitUntilRequested()
+        let plugin = try Self.start([
+            ["id": "held", "chip": .string(sim.chip), "line": 1, "role": "contact", "name": "Held", "room": "Hall"],
+            ["id": "free", "chip": .string(sim.chip), "line": 0, "role": "contact", "name": "Free", "room": "Hall"],
+        ])
+        let held = DeviceID(plugin: "gpio", local: "held")
+        let free = DeviceID(plugin: "gpio", local: "free")
+        try await waitFor(plugin.home, held) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
+        // Lines are acquired in order: once the second one reports, the first has been tried.
+        try await waitFor(plugin.home, free) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) != nil }
+        let logs = plugin.tap.logs
+        #expect(
+            logs.contains {
+                $0.contains("line 1 of GPIO chip \(sim.chip) (") && $0.contains("is busy: held by 'gpiomon' (gpiomon, pid \(gpiomon.pid))")
+            }, "\(logs)")
+        await gpiomon.stop()
+        try await waitFor(plugin.home, held) { $0.snapshot.sourceConnectivity.connectivityState == .online }
         await plugin.stop()
     }
 }

@@ -68,3 +68,13 @@ import Testing
         #expect(GPIOLineHolders(holders: [], unreadable: 3).holder(chip: "gpiochip0", offset: 5, consumer: "x") == .unknown)
     }
 }
+
+extension GPIOLineHoldersTests {
+    @Test func logPhrase_namesTheProcess_orSaysWhyItCannot() {
+        #expect(GPIOLineHolders.logPhrase(.process(Self.hearthd)) == " (hearthd, pid 200)")
+        #expect(GPIOLineHolders.logPhrase(.likely(Self.gpiomon)) == " (gpiomon, pid 100)")
+        #expect(GPIOLineHolders.logPhrase(.oneOf([Self.gpiomon, Self.gpioset])) == " (one of gpiomon, pid 100; gpioset, pid 101)")
+        #expect(GPIOLineHolders.logPhrase(.kernel).contains("the kernel"))
+        #expect(GPIOLineHolders.logPhrase(.unknown).contains("sudo hearth doctor"))
+    }
+}

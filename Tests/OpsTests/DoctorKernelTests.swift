@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -83,7 +84,7 @@ struct DoctorKernelTests {
         let dir = try Scratch("hearth-doctor-kernel")
         defer { dir.remove() }
         // A second gpio-sim chip whose line 0 is hogged: requested by the kernel, by no process.
-        let hog = try HoggedChip(name: "doctor-hog-\(getpid())", hog: "kernel-hog")
+        let hog = try SimChip(name: "doctor-hog-\(getpid())", hog: "kernel-hog")
         defer { hog.remove() }
         let config = try Self.config([("pump", hog.chip, "0"), ("other", hog.chip, "1")], in: dir)
         let r = try await doctor(config, in: dir)
@@ -91,100 +92,5 @@ struct DoctorKernelTests {
             line(r, "gpio line \(hog.chip):0 (pump)")
                 .hasPrefix("PROBLEM  gpio line \(hog.chip):0 (pump): claimed by the kernel itself as 'kernel-hog', not by a process"))
         #expect(line(r, "gpio line \(hog.chip):1 (other)") == "ok       gpio line \(hog.chip):1 (other): free")
-    }
-}
-
-// MARK: - Helpers
-
-/// A child process that runs until `stop()` (SIGTERM), its output discarded.
-final class Child {
-    let process: Process
-    let ended: AsyncStream<Void>
-    var pid: Int32 { process.processIdentifier }
-
-    init(_ executable: String, _ arguments: [String]) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let (stream, continuation) = AsyncStream<Void>.makeStream()
-        ended = stream
-        process.terminationHandler = { _ in continuation.finish() }
-        try process.run()
-    }
-
-    func stop() async {
-        process.terminate()
-        for await _ in ended {}
-    }
-}
-
-/// The kernel's line-info watch (GPIO v1 uAPI, Linux ≥ 5.7) on some lines of a chip: tells when
-/// another process has requested them, so a test waits for that instead of sleeping.
-struct LineWatch {
-    let fd: Int32
-    var pending: Set<UInt32>
-
-    // <linux/gpio.h>: struct gpioline_info is 72 bytes (offset, flags, name[32], consumer[32]);
-    // struct gpioline_info_changed adds timestamp (u64), event_type (u32) and padding[5].
-    static let watchIoctl: UInt = 0xC048_B40B  // _IOWR(0xB4, 0x0B, struct gpioline_info)
-    static let infoSize = 72
-    static let changedSize = 104
-    static let requested: UInt32 = 1  // GPIOLINE_CHANGED_REQUESTED
-
-    init(chip: String, offsets: [UInt32]) throws {
-        fd = open("/dev/\(chip)", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        pending = Set(offsets)
-        for offset in offsets {
-            var info = [UInt8](repeating: 0, count: Self.infoSize)
-            withUnsafeBytes(of: offset.littleEndian) { info.replaceSubrange(0..<4, with: $0) }
-            let rc = info.withUnsafeMutableBytes { ioctl(fd, Self.watchIoctl, $0.baseAddress!) }
-            guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        }
-    }
-
-    /// Returns once every watched line has been requested; fails after `timeout` seconds.
-    mutating func waitUntilRequested(timeout: Int32 = 60) throws {
-        while !pending.isEmpty {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, timeout * 1000) == 1 else {
-                throw POSIXError(.ETIMEDOUT, userInfo: [NSLocalizedDescriptionKey: "lines \(pending.sorted()) were never requested"])
-            }
-            var event = [UInt8](repeating: 0, count: Self.changedSize)
-            let n = event.withUnsafeMutableBytes { read(fd, $0.baseAddress!, Self.changedSize) }
-            guard n == Self.changedSize else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            let offset = event.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0, as: UInt32.self) }
-            let type = event.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: Self.infoSize + 8, as: UInt32.self) }
-            if type == Self.requested { pending.remove(offset) }
-        }
-    }
-
-    func close() { Glibc.close(fd) }
-}
-
-/// A gpio-sim chip made through configfs for one test, with a hogged line 0.
-struct HoggedChip {
-    let root: String
-    let chip: String
-
-    init(name: String, hog: String) throws {
-        let root = "/sys/kernel/config/gpio-sim/\(name)"
-        self.root = root
-        let fm = FileManager.default
-        try fm.createDirectory(atPath: "\(root)/bank0/line0/hog", withIntermediateDirectories: true)
-        func write(_ value: String, _ file: String) throws { try Data(value.utf8).write(to: URL(fileURLWithPath: "\(root)/\(file)")) }
-        try write("2", "bank0/num_lines")
-        try write(hog, "bank0/line0/hog/name")
-        try write("output-high", "bank0/line0/hog/direction")
-        try write("1", "live")
-        chip = try String(contentsOfFile: "\(root)/bank0/chip_name", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    func remove() {
-        try? Data("0".utf8).write(to: URL(fileURLWithPath: "\(root)/live"))
-        for dir in ["bank0/line0/hog", "bank0/line0", "bank0", ""] { rmdir("\(root)/\(dir)") }
     }
 }

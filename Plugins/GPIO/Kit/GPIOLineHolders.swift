@@ -129,6 +129,16 @@ public struct GPIOLineHolders: Sendable {
         case unknown
     }
 
+    /// The GPIO plugin's words for a verdict, after "held by 'consumer'": ` (gpiomon, pid 153)`.
+    public static func logPhrase(_ verdict: Verdict) -> String {
+        switch verdict {
+        case .process(let h), .likely(let h): " (\(h.command), pid \(h.pid))"
+        case .oneOf(let candidates): " (one of " + candidates.map { "\($0.command), pid \($0.pid)" }.joined(separator: "; ") + ")"
+        case .kernel: " (no process: the kernel, for a driver or a device-tree overlay)"
+        case .unknown: " (a process hidden from this user; 'sudo hearth doctor' names it)"
+        }
+    }
+
     /// Who holds `offset` of `chip` (the kernel's chip name, `gpiochip0`), which the kernel
     /// reports in use by `consumer`.
     public func holder(chip: String, offset: Int, consumer: String) -> Verdict {

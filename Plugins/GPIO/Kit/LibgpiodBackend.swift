@@ -187,8 +187,12 @@ final class LibgpiodChip: GPIOChip {
     func failure(_ error: Int32, _ offset: Int) -> GPIOError {
         switch error {
         case EBUSY:
-            let holder = consumer(ofLine: offset).map { " by '\($0)'" } ?? ""
-            return GPIOError(.busy, "\(where_(offset)) is busy: held\(holder) (another process or device uses it)")
+            guard let consumer = consumer(ofLine: offset) else {
+                return GPIOError(.busy, "\(where_(offset)) is busy (another process or device uses it)")
+            }
+            // Which process: /proc names it (this one left out: its own lines are not the busy one).
+            let verdict = GPIOLineHolders.scan().holder(chip: name, offset: offset, consumer: consumer)
+            return GPIOError(.busy, "\(where_(offset)) is busy: held by '\(consumer)'\(GPIOLineHolders.logPhrase(verdict))")
         case EACCES, EPERM:
             return GPIOError(.permissionDenied, "\(where_(offset)): permission denied")
         case EINVAL where offset >= lineCount:
