@@ -379,7 +379,7 @@ public struct WSClientMessage: Codable, Sendable {
     /// subscribe, unsubscribe, ping.
     public let type: String
     public let id: String?
-    /// devices, discovered, rooms, structures, device, events.
+    /// devices, discovered, rooms, structures, device, deviceUpdates, events.
     public let query: String?
     /// batched (default) or stream.
     public let mode: String?
@@ -401,6 +401,8 @@ public struct WSClientMessage: Codable, Sendable {
 ///   subscribing, on every change in batched mode, and again when a slow stream fell behind.
 /// - `added` / `updated`: one element (`device`, `room` or `structure`); `removed`: its `key`.
 /// - `device`: one device's current state; `event`: a device event.
+/// - `changed`: for `deviceUpdates`, the `devices` whose state changed since the previous
+///   message (the first: every visible device), each once in its newest state, at `version`.
 /// - `end`: the subscription ended (`reason`); `error`: a request failed (`error`);
 ///   `subscribed`, `unsubscribed`, `pong`: acknowledgements; `closing`: the server is about to
 ///   close the socket (`error` says why, e.g. the token was revoked).

@@ -198,6 +198,25 @@ public struct Home: HomeBackend {
         }
     }
 
+    /// Live state for every visible device through one subscription (`deviceUpdates`): first
+    /// every commissioned device, then the devices whose state changed since the previous
+    /// element, each in its newest state. Removals and new devices come through ``devices()``.
+    /// A consumer that falls far behind is resubscribed and gets every device again.
+    public func changedDevices() -> AsyncStream<[HomeDevice]> {
+        let messages = WebSocketFeed.messages(
+            connection, subscribe: WSClientMessage(type: "subscribe", id: "tiles", query: "deviceUpdates"), buffer: 256)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await m in messages {
+                    guard m.type == "changed", let devices = m.devices else { break }
+                    continuation.yield(devices.map { HomeDevice(snapshot: $0.snapshot, backend: self) })
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// Device events (button presses, alarms), optionally of one device and trait; never coalesced.
     public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> AsyncStream<DeviceEvent> {
         let messages = WebSocketFeed.messages(

@@ -9,8 +9,9 @@ import Logging
 /// One subscription over its own WebSocket: subscribe, then the server's messages for it
 /// until the subscription ends, the socket closes or the consumer stops listening.
 ///
-/// If the consumer falls so far behind that the local buffer overflows, the feed asks the
-/// server for a fresh subscription, whose first message is a new snapshot (a resync).
+/// If the consumer of a `stream` or `deviceUpdates` subscription falls so far behind that the
+/// local buffer overflows, the feed asks the server for a fresh subscription, whose first
+/// message is a new snapshot, or every device (a resync).
 enum WebSocketFeed {
     /// Messages for one subscription; finishes on `end`, `closing` or a closed socket.
     static func messages(
@@ -59,8 +60,9 @@ enum WebSocketFeed {
                                         break
                                     }
                                     let result = continuation.yield(m)
-                                    if subscribe.mode == "stream", case .dropped = result {
-                                        // Fell behind: start over with a fresh snapshot.
+                                    if subscribe.mode == "stream" || subscribe.query == "deviceUpdates", case .dropped = result {
+                                        // Fell behind: start over with a fresh snapshot (for
+                                        // deviceUpdates: every device again).
                                         _ = await send(WSClientMessage(type: "unsubscribe", id: current))
                                         generation += 1
                                         current = (subscribe.id ?? "s") + "~\(generation)"

@@ -161,6 +161,18 @@ actor WebSocketSession {
                 }
                 return "the device was removed or is no longer visible"
             }
+        case "deviceUpdates":
+            // One subscription for every tile: all visible devices first, then the ones that
+            // changed since the last message (the core coalesces per device while we write).
+            body = {
+                for await changed in home.changedDevices() {
+                    var out = WSServerMessage(type: "changed", id: id)
+                    out.version = changed.version
+                    out.devices = changed.devices.map { WireDevice($0.snapshot, catalog: catalog) }
+                    guard await self.send(out) else { return "the socket closed" }
+                }
+                return "the subscription ended (revoked or shut down)"
+            }
         case "events":
             let trait = try m.trait.map { ref throws(HomeError) in try catalog.resolveTrait(ref) }
             if let device = m.device { _ = try home.currentDevice(id: device) }
@@ -173,7 +185,7 @@ actor WebSocketSession {
                 return "the subscription ended"
             }
         default:
-            throw .invalidArgument("query must be devices, discovered, rooms, structures, device or events (got '\(m.query ?? "")')")
+            throw .invalidArgument("query must be devices, discovered, rooms, structures, device, deviceUpdates or events (got '\(m.query ?? "")')")
         }
         subscriptions[id] = Task {
             let reason = await body()

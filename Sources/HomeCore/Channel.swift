@@ -17,13 +17,14 @@ final class Channel<Element: Sendable>: Sendable {
         case droppingOldest(Int)
     }
 
-    struct State {
+    struct State: ReaderState {
         var buffer: Deque<Element> = []
         var waiter: CheckedContinuation<Void, Never>?
         var finished = false
         var needsResync = false
         /// The newest version the consumer has or will get; nil before anything was pushed.
         var floor: UInt64?
+        var hasNews: Bool { needsResync || !buffer.isEmpty }
     }
 
     let policy: Policy
@@ -75,9 +76,7 @@ final class Channel<Element: Sendable>: Sendable {
                 }
                 s.buffer.append(element)
             }
-            let w = s.waiter
-            s.waiter = nil
-            return w
+            return s.takeWaiter()
         }
         if overflowed, let metrics {
             if case .bounded = policy { metrics.resyncs.increment() } else { metrics.droppedEvents.increment() }
@@ -99,22 +98,14 @@ final class Channel<Element: Sendable>: Sendable {
         let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
             s.needsResync = true
             s.buffer.removeAll()
-            let w = s.waiter
-            s.waiter = nil
-            return w
+            return s.takeWaiter()
         }
         waiter?.resume()
     }
 
     /// Ends the subscription: the consumer gets what is buffered, then nil.
     func finish() {
-        let (waiter, wasFinished): (CheckedContinuation<Void, Never>?, Bool) = state.withLock { s in
-            let was = s.finished
-            s.finished = true
-            let w = s.waiter
-            s.waiter = nil
-            return (w, was)
-        }
+        let (waiter, wasFinished) = state.withLock { $0.markFinished() }
         waiter?.resume()
         if !wasFinished { onTerminate() }
     }
@@ -148,48 +139,92 @@ final class Channel<Element: Sendable>: Sendable {
                     cancel()
                     return nil
                 }
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                        let ready = state.withLock { s -> Bool in
-                            if s.finished || s.needsResync || !s.buffer.isEmpty { return true }
-                            s.waiter = c
-                            return false
-                        }
-                        if ready { c.resume() }
-                    }
-                } onCancel: {
-                    self.cancel()
-                }
+                await parkReader({ c in state.withLock { $0.park(c) } }, onCancel: { self.cancel() })
             }
         }
     }
 }
+
+/// The reader's side of a subscriber's buffer state: one waiting reader, and an end.
+protocol ReaderState {
+    var waiter: CheckedContinuation<Void, Never>? { get set }
+    var finished: Bool { get set }
+    /// Whether the reader has something to take.
+    var hasNews: Bool { get }
+}
+
+extension ReaderState {
+    /// The waiting reader, if any, to resume once the lock is released.
+    mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+        defer { waiter = nil }
+        return waiter
+    }
+
+    /// Marks the end; returns the reader to resume and whether it had already ended.
+    mutating func markFinished() -> (waiter: CheckedContinuation<Void, Never>?, wasFinished: Bool) {
+        let was = finished
+        finished = true
+        return (takeWaiter(), was)
+    }
+
+    /// Keeps `c` as the waiting reader, or returns true when it may go on at once.
+    mutating func park(_ c: CheckedContinuation<Void, Never>) -> Bool {
+        if finished || hasNews { return true }
+        waiter = c
+        return false
+    }
+}
+
+/// Suspends the reader until `park` (which holds the buffer's lock) keeps it and a producer
+/// resumes it, or at once when `park` says it may go on; cancelling the task runs `onCancel`.
+func parkReader(
+    _ park: (CheckedContinuation<Void, Never>) -> Bool, onCancel: @Sendable () -> Void
+) async {
+    await withTaskCancellationHandler {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            if park(c) { c.resume() }
+        }
+    } onCancel: {
+        onCancel()
+    }
+}
+
+/// What a subscription reads from: one subscriber's own buffer (``Channel`` or ``DeviceFeed``).
+protocol UpdateSource<Element>: Sendable {
+    associatedtype Element: Sendable
+    /// The next element; nil once finished. One consumer at a time.
+    func next() async -> Element?
+    /// Ends the subscription at once, dropping what is buffered.
+    func cancel()
+}
+
+extension Channel: UpdateSource {}
 
 /// A subscription: an `AsyncSequence` of one subscriber's updates. Dropping the last iterator
 /// or cancelling the consuming task ends it and frees its buffer.
 public struct Updates<Element: Sendable>: AsyncSequence, Sendable {
     let token: SubscriptionToken<Element>
 
-    init(_ channel: Channel<Element>) { self.token = SubscriptionToken(channel) }
+    init(_ source: some UpdateSource<Element>) { self.token = SubscriptionToken(source) }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let token: SubscriptionToken<Element>
-        public mutating func next() async -> Element? { await token.channel.next() }
+        public mutating func next() async -> Element? { await token.source.next() }
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
-            await token.channel.next()
+            await token.source.next()
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(token: token) }
 
     /// Ends the subscription now.
-    public func cancel() { token.channel.cancel() }
+    public func cancel() { token.source.cancel() }
 }
 
-/// Owns a channel; when the last copy of a subscription goes away, the channel is finished
-/// and unregistered from the core.
+/// Owns a subscriber's buffer; when the last copy of a subscription goes away, the buffer is
+/// finished and unregistered from the core.
 final class SubscriptionToken<Element: Sendable>: Sendable {
-    let channel: Channel<Element>
-    init(_ channel: Channel<Element>) { self.channel = channel }
-    deinit { channel.cancel() }
+    let source: any UpdateSource<Element>
+    init(_ source: some UpdateSource<Element>) { self.source = source }
+    deinit { source.cancel() }
 }

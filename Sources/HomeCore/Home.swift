@@ -39,6 +39,13 @@ public struct Home: HomeBackend {
     /// subscription ends at once for others). A slow reader loses the oldest records, counted.
     public func changes() -> Updates<ChangeRecord> { core.subscribeChanges(home: self) }
 
+    /// Live state for every tile at once: first every commissioned device this principal may
+    /// see, then, on each read, the devices whose state changed since the previous read
+    /// (attribute reports and connectivity included), each once in its newest state. A slow
+    /// reader costs at most one pending state per device. Devices removed or hidden are left
+    /// out; ``devices()`` reports those, and renames and moves too.
+    public func changedDevices() -> Updates<ChangedDevices> { core.subscribeChangedDevices(home: self) }
+
     /// Events (button presses, alarms) of visible devices, optionally of one device and trait.
     public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> Updates<DeviceEvent> {
         core.subscribeEvents(device: device, trait: trait, home: self)

@@ -226,6 +226,41 @@ extension HomeCore {
 }
 
 extension HomeCore {
+    /// Every visible commissioned device now, then the ones whose state changed (attributes,
+    /// connectivity or anything else) since the reader last read, each once in its newest
+    /// state. Devices that are removed or become hidden are dropped, not sent.
+    func subscribeChangedDevices(home: Home) -> Updates<ChangedDevices> {
+        let principal = home.principal
+        let box = IDBox()
+        let feed = DeviceFeed(onTerminate: { [weak self] in if let id = box.id { self?.unregister(id) } })
+        let observer = Observer(
+            session: principal.sessionID, device: nil,
+            onChange: { [weak self] _, after, outcome -> (@Sendable () -> Void)? in
+                guard let self else { return nil }
+                // Under the core's lock: cheap per device, and in version order.
+                var changed: [HomeDevice] = []
+                var gone: [DeviceID] = []
+                for (id, _) in outcome.devices {
+                    if let view = self.visible(.devices, after.devices[id], principal) {
+                        changed.append(HomeDevice(snapshot: view, backend: home))
+                    } else {
+                        gone.append(id)
+                    }
+                }
+                guard feed.record(changed, gone: gone, version: after.version) else { return nil }
+                return { feed.wake() }
+            },
+            finish: { feed.finish() })
+        box.id = register(observer, updates: true, seed: { state in
+            let all = self.storage(.devices, state, principal, as: HomeDevice.self).values.map {
+                HomeDevice(snapshot: $0, backend: home)
+            }
+            _ = feed.record(all, gone: [], version: state.version)
+        })
+        if box.id == nil { feed.finish() }
+        return Updates(feed)
+    }
+
     func subscribeChanges(home: Home) -> Updates<ChangeRecord> {
         let box = IDBox()
         let channel = Channel<ChangeRecord>(policy: .droppingOldest(Self.eventBufferLimit), metrics: metrics, onTerminate: { [weak self] in

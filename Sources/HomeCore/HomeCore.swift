@@ -49,6 +49,8 @@ public final class HomeCore: Sendable {
         var eventObservers: [Int: Observer] = [:]
         /// Observers of every change (``Home/changes()``).
         var auditObservers: [Int: Observer] = [:]
+        /// Observers of every device change, attributes included (``Home/changedDevices()``).
+        var updateObservers: [Int: Observer] = [:]
         var nextID = 0
         var revoked: Set<String> = []
         var handlers: [String: any CommandHandler] = [:]
@@ -158,6 +160,11 @@ public final class HomeCore: Sendable {
                     if let o = inner.observers[oid], let d = o.onChange(before, after, outcome) { deliveries.append(d) }
                 }
             }
+            if !outcome.devices.isEmpty {
+                for o in inner.updateObservers.values {
+                    if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+                }
+            }
             if !outcome.events.isEmpty {
                 for o in inner.eventObservers.values {
                     if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
@@ -242,12 +249,20 @@ public final class HomeCore: Sendable {
 
     // MARK: - Observers
 
-    func register(_ observer: Observer, events: Bool = false, audit: Bool = false) -> Int? {
+    /// Registers an observer; `seed` is handed the state under the same lock, so it sees exactly
+    /// what the observer's first change starts from.
+    func register(
+        _ observer: Observer, events: Bool = false, audit: Bool = false, updates: Bool = false,
+        seed: ((HomeState) -> Void)? = nil
+    ) -> Int? {
         inner.withLock { inner -> Int? in
             if let s = observer.session, inner.revoked.contains(s) { return nil }
             inner.nextID += 1
             let id = inner.nextID
-            if audit {
+            seed?(inner.state)
+            if updates {
+                inner.updateObservers[id] = observer
+            } else if audit {
                 inner.auditObservers[id] = observer
             } else if events {
                 inner.eventObservers[id] = observer
@@ -269,14 +284,15 @@ public final class HomeCore: Sendable {
             }
             let event = inner.eventObservers.removeValue(forKey: id)
             let audit = inner.auditObservers.removeValue(forKey: id)
-            return observer != nil || event != nil || audit != nil
+            let update = inner.updateObservers.removeValue(forKey: id)
+            return observer != nil || event != nil || audit != nil || update != nil
         }
         if removed { metrics.subscribers.decrement() }
     }
 
     /// How many observers are registered (subscriptions not yet ended).
     public var observerCount: Int {
-        inner.withLock { $0.observers.count + $0.eventObservers.count + $0.auditObservers.count }
+        inner.withLock { $0.observers.count + $0.eventObservers.count + $0.auditObservers.count + $0.updateObservers.count }
     }
 
     /// Ends every subscription of a session and refuses its later calls (`permissionDenied`).
@@ -285,7 +301,8 @@ public final class HomeCore: Sendable {
             inner.revoked.insert(session)
             return (inner.observers.values.filter { $0.session == session }
                 + inner.eventObservers.values.filter { $0.session == session }
-                + inner.auditObservers.values.filter { $0.session == session }).map(\.finish)
+                + inner.auditObservers.values.filter { $0.session == session }
+                + inner.updateObservers.values.filter { $0.session == session }).map(\.finish)
         }
         for f in finishers { f() }
     }

@@ -1,3 +1,4 @@
+import DriverAPI
 import Foundation
 import HearthClient
 import HomeModel
@@ -40,6 +41,22 @@ import Testing
                 }
             }
             #expect(changes == ["snapshot [\"Living Room\"]"])
+        }
+    }
+
+    @Test func clientChangedDevices_givesEveryDeviceThenTheOnesThatChanged() async throws {
+        try await TestHome.with { server in
+            _ = try server.memberToken()
+            let home = try await Home.signIn(url: server.baseURL, username: "mia", password: "member password")
+            var it = home.changedDevices().makeAsyncIterator()
+            let first = try #require(await it.next())
+            #expect(first.map(\.id.rawValue) == ["test:door", "test:lamp", "test:lock"])
+            server.driver.context.report("door", BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue, false)
+            let next = try #require(await it.next())
+            #expect(next.map(\.id.rawValue) == ["test:door"])
+            let state = next.first?.snapshot.type(ContactSensorDeviceType.identifier)?.traits[BooleanStateTrait.identifier]?[
+                BooleanStateTrait.Attribute.stateValue]
+            #expect(state == .bool(false))
         }
     }
 

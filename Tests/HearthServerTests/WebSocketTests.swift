@@ -84,6 +84,49 @@ import Testing
         }
     }
 
+    /// More devices than a socket allows subscriptions, all live through one `deviceUpdates`.
+    @Test func deviceUpdates_oneSubscriptionCoversMoreThan64Devices() async throws {
+        try await TestHome.with { home in
+            let sensors = 100
+            for i in 0..<sensors {
+                home.driver.context.publish(
+                    DeviceDescription(
+                        localID: "sensor-\(i)", name: "Sensor \(i)",
+                        types: [
+                            DeviceTypeDescription(
+                                id: ContactSensorDeviceType.identifier, isPrimary: true,
+                                traits: [IdentifyTrait.identifier: [:], BooleanStateTrait.identifier: [BooleanStateTrait.Attribute.stateValue: .bool(true)]])
+                        ], commission: CommissionHint(name: "Sensor \(i)", room: "Living Room", structure: "Home")))
+            }
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceUpdates"}"#)
+                #expect(try await socket.next("subscribed")?["id"] == "tiles")
+                let first = try #require(try await socket.next("changed"))
+                #expect(first["id"] == "tiles")
+                let ids = first["devices"]?.listValue?.compactMap { $0["id"]?.stringValue } ?? []
+                #expect(ids.count == sensors + 3, "every commissioned device, not the discovered plug")
+                #expect(!ids.contains("test:new-plug"))
+
+                // Every sensor reports; each one's tile must follow through the one subscription.
+                for i in 0..<sensors {
+                    home.driver.context.report("sensor-\(i)", BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue, false)
+                }
+                var open = Set((0..<sensors).map { "test:sensor-\($0)" })
+                while !open.isEmpty, let m = try await socket.next("changed", "end", "error") {
+                    #expect(m["type"] == "changed", "\(m)")
+                    for d in m["devices"]?.listValue ?? [] {
+                        let state = d["types"]?.listValue?.first?["traits"]?.listValue?
+                            .first(where: { $0["id"]?.intValue == Int64(BooleanStateTrait.identifier.rawValue) })?["attributes"]?
+                            .listValue?.first?["value"]
+                        if state == .bool(false), let id = d["id"]?.stringValue { open.remove(id) }
+                    }
+                }
+                #expect(open.isEmpty, "tiles left stale: \(open.sorted().prefix(5))")
+            }
+        }
+    }
+
     /// A client that does not read while thousands of changes happen is not followed by an
     /// ever-growing queue: the server waits on the socket, the core's bounded buffer overflows
     /// into a fresh snapshot, and the client catches up with far fewer messages than changes.

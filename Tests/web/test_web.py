@@ -217,8 +217,16 @@ def main():
         card.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
         text_in("#toast", "is in the home")
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
-        css(f'#home-body [data-device="{device_id}"]')
+        plug = f'#home-body [data-device="{device_id}"]'
+        css(plug)
         print(f"ok: {device_id} commissioned with the suggested name and shown in the home")
+        # Its state reports reach the tile through the one deviceUpdates feed (attribute
+        # reports never re-send the device list), the page holding no per-device subscription.
+        h.publish("webtest/plug/state", "ON")
+        text_in(f'{plug} [data-reading="onOff"] .value', "On")
+        h.publish("webtest/plug/state", "OFF")
+        text_in(f'{plug} [data-reading="onOff"] .value', "Off")
+        print("ok: the new plug's tile follows its MQTT state reports live")
 
         # 6. Layout and the other admin views.
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="layout"]').click()

@@ -10,6 +10,9 @@ const state = {
   token: localStorage.getItem("hearth.token"),
   me: null,
   devices: new Map(),
+  /// The newest state seen of each device, from either the `devices` snapshot or the tiles
+  /// feed, with its version: id → { device, version }.
+  latest: new Map(),
   discovered: new Map(),
   rooms: new Map(),
   structures: new Map(),
@@ -83,7 +86,7 @@ function signedOut(message) {
   state.me = null;
   localStorage.removeItem("hearth.token");
   if (state.socket) { state.socket.onclose = null; state.socket.close(); state.socket = null; }
-  for (const m of [state.devices, state.discovered, state.rooms, state.structures]) m.clear();
+  for (const m of [state.devices, state.latest, state.discovered, state.rooms, state.structures]) m.clear();
   state.events = [];
   $("#nav").hidden = true;
   $("#signout").hidden = true;
@@ -142,7 +145,7 @@ function connect() {
   state.socket = ws;
   ws.onopen = () => {
     state.retry = 0;
-    watched.clear();
+    state.latest.clear();  // versions start over if hearthd restarted
     $("#live").textContent = "● live";
     $("#live").className = "live on";
     const sub = (id, query, mode) => ws.send(JSON.stringify({ type: "subscribe", id, query, mode }));
@@ -150,6 +153,8 @@ function connect() {
     sub("rooms", "rooms", "batched");
     sub("structures", "structures", "batched");
     if (isAdmin()) sub("discovered", "discovered", "batched");
+    // Attribute reports do not wake `devices`; this one feed keeps every tile live.
+    ws.send(JSON.stringify({ type: "subscribe", id: "tiles", query: "deviceUpdates" }));
     ws.send(JSON.stringify({ type: "subscribe", id: "events", query: "events" }));
   };
   ws.onmessage = (m) => receive(JSON.parse(m.data));
@@ -162,16 +167,31 @@ function connect() {
   };
 }
 
-/// A `device` subscription per device (the socket allows 64): each sends the device on every
-/// change of its state, so tiles follow attribute reports.
-const watched = new Set();
-function watchDevices() {
-  const ws = state.socket;
-  if (!ws || ws.readyState !== WebSocket.OPEN) return;
-  for (const id of state.devices.keys()) {
-    if (watched.has(id) || watched.size >= 58) continue;
-    watched.add(id);
-    ws.send(JSON.stringify({ type: "subscribe", id: `device:${id}`, query: "device", device: id }));
+/// The `devices` snapshot decides which devices exist; the `tiles` feed (deviceUpdates) brings
+/// their newest state. The two subscriptions race, so each device shows the newer of the two
+/// states (a feed entry may also come before the snapshot that lists a new device).
+function devicesSnapshot(items, version) {
+  state.devices = new Map();
+  for (const d of items) {
+    const seen = state.latest.get(d.id);
+    if (seen && seen.version > version) {
+      state.devices.set(d.id, seen.device);
+    } else {
+      state.devices.set(d.id, d);
+      state.latest.set(d.id, { device: d, version });
+    }
+  }
+  // What this snapshot does not list and is not newer than it is gone.
+  for (const [id, seen] of [...state.latest]) if (!state.devices.has(id) && seen.version <= version) state.latest.delete(id);
+}
+
+function devicesChanged(items, version) {
+  for (const d of items) {
+    const seen = state.latest.get(d.id);
+    if (seen && seen.version >= version) continue;
+    state.latest.set(d.id, { device: d, version });
+    // Removals come through `devices` only.
+    if (state.devices.has(d.id)) state.devices.set(d.id, d);
   }
 }
 
@@ -182,15 +202,15 @@ function receive(m) {
   const key = mapFor[m.id];
   switch (m.type) {
     case "snapshot": {
+      const items = key === "rooms" ? m.rooms : key === "structures" ? m.structures : m.devices;
+      if (key === "devices") { devicesSnapshot(items || [], m.version || 0); break; }
       const map = state[key];
       map.clear();
-      const items = key === "rooms" ? m.rooms : key === "structures" ? m.structures : m.devices;
       for (const item of items || []) map.set(item.id, item);
-      if (key === "devices") watchDevices();
       break;
     }
-    case "device":
-      if (m.device) state.devices.set(m.device.id, m.device);
+    case "changed":
+      devicesChanged(m.devices || [], m.version || 0);
       scheduleRender("devices");
       return;
     case "added":
