@@ -134,25 +134,26 @@ public struct Home: HomeBackend {
 
 extension HomeCore {
     func invoke(_ request: CommandRequest, principal: Principal) async throws -> Value {
-        do {
-            let result = try await send(request, principal: principal)
-            metrics.command(plugin: request.device.pluginID, failed: nil)
-            return result
-        } catch {
-            metrics.command(plugin: request.device.pluginID, failed: (error as? HomeError)?.code ?? .internal)
-            throw error
-        }
+        try await counted(request.device) { try await self.send(request, principal: principal) }
     }
 
     func write(
         device id: DeviceID, deviceType: DeviceTypeID, trait traitID: TraitID, attribute: AttributeID, value: Value,
         principal: Principal
     ) async throws {
+        try await counted(id) {
+            try await self.send(device: id, deviceType: deviceType, trait: traitID, attribute: attribute, value: value, principal: principal)
+        }
+    }
+
+    /// Runs a command or write to `device`, counting it and, when it throws, its error code.
+    func counted<T>(_ device: DeviceID, _ body: () async throws -> T) async throws -> T {
         do {
-            try await send(device: id, deviceType: deviceType, trait: traitID, attribute: attribute, value: value, principal: principal)
-            metrics.command(plugin: id.pluginID, failed: nil)
+            let result = try await body()
+            metrics.command(plugin: device.pluginID, failed: nil)
+            return result
         } catch {
-            metrics.command(plugin: id.pluginID, failed: (error as? HomeError)?.code ?? .internal)
+            metrics.command(plugin: device.pluginID, failed: (error as? HomeError)?.code ?? .internal)
             throw error
         }
     }

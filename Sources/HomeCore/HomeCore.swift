@@ -322,8 +322,9 @@ final class CoreDriverContext: DriverContext {
     let configuration: PluginConfiguration
     let reports: Counter
     let events: Counter
-    /// Counter names the plugin asked for that cannot be metrics (logged once each).
-    let refusedNames = Mutex<Set<String>>([])
+    /// The plugin's own counters by the name it uses; nil for a name that cannot be a metric
+    /// (logged once, when first asked for).
+    let pluginCounters = Mutex<[String: Counter?]>([:])
 
     init(core: HomeCore, pluginID: String, configuration: PluginConfiguration) {
         self.core = core
@@ -344,9 +345,15 @@ final class CoreDriverContext: DriverContext {
         _ = try? core.apply(.event(plugin: pluginID, event, at: core.now()))
     }
     func count(_ name: String, by amount: Int) {
-        if let counter = core.metrics.pluginCounter(plugin: pluginID, name: name) {
+        let (counter, isNew) = pluginCounters.withLock { counters -> (Counter?, Bool) in
+            if let known = counters[name] { return (known, false) }
+            let made = core.metrics.pluginCounter(plugin: pluginID, name: name)
+            counters[name] = made
+            return (made, true)
+        }
+        if let counter {
             counter.increment(by: max(0, amount))
-        } else if refusedNames.withLock({ $0.insert(name).inserted }) {
+        } else if isNew {
             core.logger.warning(
                 "plugin counter '\(name)' refused: not a usable metric name (or one the core uses); it is not counted",
                 metadata: ["plugin": "\(pluginID)"])

@@ -10,11 +10,23 @@ import Synchronization
 /// of label names. Per-plugin counters are made once per plugin and kept, so the hot paths
 /// (a report, an event) only add to an atomic.
 public final class HomeMetrics: Sendable {
+    /// The core's metric names (README "Metrics"), each written once here.
+    enum Name {
+        static let reports = "hearth_reports_total"
+        static let events = "hearth_events_total"
+        static let rejected = "hearth_rejected_inputs_total"
+        static let commands = "hearth_commands_total"
+        static let commandFailures = "hearth_command_failures_total"
+        static let subscribers = "hearth_subscribers"
+        static let resyncs = "hearth_subscription_resyncs_total"
+        static let droppedEvents = "hearth_subscription_dropped_events_total"
+        static let pluginRestarts = "hearth_plugin_restarts_total"
+    }
+
     /// The names the core itself uses; a plugin's own counter may not take one of them.
     public static let coreNames: Set<String> = [
-        "hearth_reports_total", "hearth_events_total", "hearth_rejected_inputs_total", "hearth_commands_total",
-        "hearth_command_failures_total", "hearth_subscribers", "hearth_subscription_resyncs_total",
-        "hearth_subscription_dropped_events_total", "hearth_plugin_restarts_total",
+        Name.reports, Name.events, Name.rejected, Name.commands, Name.commandFailures, Name.subscribers, Name.resyncs,
+        Name.droppedEvents, Name.pluginRestarts,
     ]
 
     public let factory: any MetricsFactory
@@ -28,9 +40,9 @@ public final class HomeMetrics: Sendable {
 
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
-        subscribers = Meter(label: "hearth_subscribers", factory: factory)
-        resyncs = Counter(label: "hearth_subscription_resyncs_total", factory: factory)
-        droppedEvents = Counter(label: "hearth_subscription_dropped_events_total", factory: factory)
+        subscribers = Meter(label: Name.subscribers, factory: factory)
+        resyncs = Counter(label: Name.resyncs, factory: factory)
+        droppedEvents = Counter(label: Name.droppedEvents, factory: factory)
     }
 
     /// A counter by name and labels, made on first use and kept.
@@ -45,21 +57,21 @@ public final class HomeMetrics: Sendable {
     }
 
     /// Attribute values a plugin reported (each value of a batch counts).
-    func reports(plugin: String) -> Counter { counter("hearth_reports_total", [("plugin", plugin)]) }
+    func reports(plugin: String) -> Counter { counter(Name.reports, [("plugin", plugin)]) }
     /// Events a plugin emitted (button presses, alarms).
-    func events(plugin: String) -> Counter { counter("hearth_events_total", [("plugin", plugin)]) }
+    func events(plugin: String) -> Counter { counter(Name.events, [("plugin", plugin)]) }
     /// Reports, events or descriptions of a plugin the core refused as malformed.
-    func rejected(plugin: String) -> Counter { counter("hearth_rejected_inputs_total", [("plugin", plugin)]) }
+    func rejected(plugin: String) -> Counter { counter(Name.rejected, [("plugin", plugin)]) }
 
     /// A command or attribute write sent to a plugin's device, and how it ended.
     func command(plugin: String, failed code: HomeError.Code?) {
-        counter("hearth_commands_total", [("plugin", plugin)]).increment()
-        if let code { counter("hearth_command_failures_total", [("plugin", plugin), ("code", code.rawValue)]).increment() }
+        counter(Name.commands, [("plugin", plugin)]).increment()
+        if let code { counter(Name.commandFailures, [("plugin", plugin), ("code", code.rawValue)]).increment() }
     }
 
     /// The plugin host restarted a failed plugin.
     public func pluginRestarted(_ plugin: String) {
-        counter("hearth_plugin_restarts_total", [("plugin", plugin)]).increment()
+        counter(Name.pluginRestarts, [("plugin", plugin)]).increment()
     }
 
     /// A plugin's own counter (`DriverContext.count`): `hearth_<plugin>_<name>_total`, or nil

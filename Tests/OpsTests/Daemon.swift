@@ -23,10 +23,11 @@ final class Daemon: Sendable {
         let state = Mutex<(lines: [String], waiters: [Int: AsyncStream<String>.Continuation], next: Int, ended: Bool)>(([], [:], 0, false))
     }
 
-    init(config: String, in directory: String) throws {
+    /// Starts `hearthd --config config` (plus `arguments`) in `directory`.
+    init(config: String, in directory: String, arguments: [String] = []) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: buildDirectory + "/hearthd")
-        process.arguments = ["--config", config]
+        process.arguments = ["--config", config] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

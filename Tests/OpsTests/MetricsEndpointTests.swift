@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,52 +11,31 @@ import Glibc
 /// The real hearthd with the demo and MQTT plugins against a real mosquitto: `/metrics` on its
 /// own listener and, for admins, on the API; each metric moves when its event happens.
 @Suite(.serialized) struct MetricsEndpointTests {
-    /// A running hearthd, stopped with SIGTERM at the end.
-    final class Daemon: Sendable {
-        let process: Process
+    /// hearthd (the shared ``Daemon``) in a scratch folder, with a metrics listener on 127.0.0.2
+    /// (not 127.0.0.1: the address must be read whole).
+    struct Running {
         let dir: Scratch
-        let apiPort: Int
-        let metricsPort: Int
-        let log: String
+        let daemon: Daemon
+        let metrics: String
 
-        init(broker: Broker) async throws {
+        /// `plugins` are copied from the build folder; `yaml` is the rest of hearth.yaml.
+        init(plugins: [String], yaml: String, arguments: [String] = []) throws {
             dir = try Scratch("hearth-metrics")
-            apiPort = try Broker.freeLoopbackPort()
-            metricsPort = try Broker.freeLoopbackPort()
             let fm = FileManager.default
             try fm.createDirectory(atPath: dir.at("plugins"), withIntermediateDirectories: true)
-            for p in ["DemoPlugin", "MQTTPlugin"] {
-                try fm.copyItem(atPath: "\(buildDirectory)/lib\(p).so", toPath: dir.at("plugins/lib\(p).so"))
-            }
+            for p in plugins { try fm.copyItem(atPath: "\(buildDirectory)/lib\(p).so", toPath: dir.at("plugins/lib\(p).so")) }
+            let port = try Broker.freeLoopbackPort()
+            metrics = "http://127.0.0.2:\(port)/metrics"
             try """
-                storage:
-                  database: \(dir.at("hearth.sqlite"))
-                server:
-                  listen: 127.0.0.1:\(apiPort)
-                  stateDirectory: \(dir.at("state"))
-                metrics:
-                  listen: 127.0.0.2:\(metricsPort)  # not 127.0.0.1: the address must be read whole
-                plugins:
-                  directories: [\(dir.at("plugins"))]
-                  mqtt:
-                    broker: {host: 127.0.0.1, port: \(broker.port), reconnect: {minimumDelay: 1, maximumDelay: 1}}
-
+                storage: {database: \(dir.at("hearth.sqlite"))}
+                metrics: {listen: "127.0.0.2:\(port)"}
+                \(yaml)
                 """.write(toFile: dir.at("hearth.yaml"), atomically: true, encoding: .utf8)
-            log = dir.at("hearthd.log")
-            _ = fm.createFile(atPath: log, contents: nil)
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: buildDirectory + "/hearthd")
-            process.arguments = ["--config", dir.at("hearth.yaml")]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            try process.run()
+            daemon = try Daemon(config: dir.at("hearth.yaml"), in: dir.path, arguments: ["--plugins", dir.at("plugins")] + arguments)
         }
 
         func stop() {
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-            }
+            daemon.stop()
             dir.remove()
         }
     }
@@ -89,32 +69,33 @@ import Glibc
         return values
     }
 
-    /// Publishes with the real mosquitto_pub.
-    func publish(_ broker: Broker, _ topic: String, _ payload: String, retain: Bool = false) async throws {
-        let r = try await run(
-            "/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", topic, "-m", payload] + (retain ? ["-r"] : []),
-            in: NSTemporaryDirectory())
-        #expect(r.status == 0, "mosquitto_pub: \(r.stderr)")
-    }
-
     /// Scrapes until `condition` holds (a bound on a stuck daemon, not a pace).
-    func scrape(_ d: Daemon, until condition: ([String: Double]) -> Bool, _ what: String) async throws -> [String: Double] {
+    func scrape(_ d: Running, until condition: ([String: Double]) -> Bool, _ what: String) async throws -> [String: Double] {
         let deadline = ContinuousClock.now + .seconds(60)
         var last: [String: Double] = [:]
         while ContinuousClock.now < deadline {
-            if let r = try? await Self.request("GET", "http://127.0.0.2:\(d.metricsPort)/metrics"), r.status == 200 {
+            if let r = try? await Self.request("GET", d.metrics), r.status == 200 {
                 last = Self.parse(r.body)
                 if condition(last) { return last }
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        Issue.record("timed out waiting for \(what); last scrape: \(last.filter { $0.key.hasPrefix("hearth") })\nlog:\n\(read(d.log))")
+        let log = d.daemon.lines.joined(separator: "\n")
+        Issue.record("timed out waiting for \(what); last scrape: \(last.filter { $0.key.hasPrefix("hearth") })\nlog:\n\(log)")
         return last
     }
 
     @Test func metricsMoveWhenTheirEventsHappen() async throws {
         let broker = try await Broker()
-        let d = try await Daemon(broker: broker)
+        let apiPort = try Broker.freeLoopbackPort()
+        let d = try Running(
+            plugins: ["DemoPlugin", "MQTTPlugin"],
+            yaml: """
+                server: {listen: "127.0.0.1:\(apiPort)"}
+                plugins:
+                  mqtt:
+                    broker: {host: 127.0.0.1, port: \(broker.port), reconnect: {minimumDelay: 1, maximumDelay: 1}}
+                """)
         defer { d.stop() }
 
         // Up: the demo plugin reports, the process has a resident size, MQTT is connected.
@@ -126,21 +107,22 @@ import Glibc
 
         // A device joins over MQTT discovery; its first reading counts as a report of plugin mqtt.
         let sensor = #"{"name":"Shed","unique_id":"shed-t","state_topic":"shed/t","device_class":"temperature","unit_of_measurement":"°C"}"#
-        try await publish(broker, "homeassistant/sensor/shed/config", sensor, retain: true)
+        try await broker.mosquitto.mosquittoPub("homeassistant/sensor/shed/config", sensor, retain: true)
         m = try await scrape(d, until: { $0["hearth_devices"] == 4 }, "the MQTT sensor to be discovered")
         let mqttReports = m[#"hearth_reports_total{plugin="mqtt"}"#] ?? 0
         // Retained: the plugin may not have subscribed to the state topic yet.
-        try await publish(broker, "shed/t", "12.5", retain: true)
+        try await broker.mosquitto.mosquittoPub("shed/t", "12.5", retain: true)
         m = try await scrape(d, until: { ($0[#"hearth_reports_total{plugin="mqtt"}"#] ?? 0) > mqttReports }, "the MQTT reading")
 
         // A payload the mapping cannot read: counted, the daemon keeps running.
         #expect(m["hearth_mqtt_malformed_payloads_total"] == nil || m["hearth_mqtt_malformed_payloads_total"] == 0)
-        try await publish(broker, "shed/t", "warm-ish", retain: true)
+        try await broker.mosquitto.mosquittoPub("shed/t", "warm-ish", retain: true)
         m = try await scrape(d, until: { $0["hearth_mqtt_malformed_payloads_total"] == 1 }, "the malformed payload")
 
         // The admin signs in: /metrics on the API needs an admin's token.
-        let api = "http://127.0.0.1:\(d.apiPort)"
-        let code = read(d.dir.at("state/setup-code")).trimmingCharacters(in: .whitespacesAndNewlines)
+        let api = "http://127.0.0.1:\(apiPort)"
+        // The state folder (setup code) defaults to the database's folder.
+        let code = read(d.dir.at("setup-code")).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!code.isEmpty)
         let setup = try await Self.request("POST", "\(api)/api/v1/auth/setup", body: #"{"code":"\#(code)","password":"correct horse battery"}"#)
         #expect(setup.status == 200, "\(setup.body)")
@@ -165,39 +147,11 @@ import Glibc
     }
 
     @Test func aFailingPluginCountsItsRestarts() async throws {
-        let dir = try Scratch("hearth-metrics")
-        defer { dir.remove() }
-        let port = try Broker.freeLoopbackPort()
-        try FileManager.default.createDirectory(atPath: dir.at("plugins"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: "\(buildDirectory)/libFlakyPlugin.so", toPath: dir.at("plugins/libFlakyPlugin.so"))
-        try """
-            storage: {database: \(dir.at("hearth.sqlite"))}
-            metrics: {listen: 127.0.0.1:\(port)}
-            plugins:
-              directories: [\(dir.at("plugins"))]
-              flaky: {failures: 2}
-
-            """.write(toFile: dir.at("hearth.yaml"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: buildDirectory + "/hearthd")
-        process.arguments = ["--config", dir.at("hearth.yaml"), "--include-test-fixtures"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let deadline = ContinuousClock.now + .seconds(60)
-        var restarts: Double?
-        while ContinuousClock.now < deadline {
-            if let r = try? await Self.request("GET", "http://127.0.0.1:\(port)/metrics") {
-                restarts = Self.parse(r.body)[#"hearth_plugin_restarts_total{plugin="flaky"}"#]
-                if restarts == 2 { break }
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(restarts == 2)
+        let d = try Running(
+            plugins: ["FlakyPlugin"], yaml: "plugins: {flaky: {failures: 2}}", arguments: ["--include-test-fixtures"])
+        defer { d.stop() }
+        let m = try await scrape(d, until: { $0[#"hearth_plugin_restarts_total{plugin="flaky"}"#] == 2 }, "two restarts")
+        #expect(m[#"hearth_plugin_restarts_total{plugin="flaky"}"#] == 2)
     }
 
     @Test func aMalformedMetricsSectionNamesItsLine() async throws {
