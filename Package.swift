@@ -34,6 +34,8 @@ let package = Package(
         .library(name: "FlakyPlugin", type: .dynamic, targets: ["FlakyPlugin"]),
         .library(name: "CrashingPlugin", type: .dynamic, targets: ["CrashingPlugin"]),
         .executable(name: "mqtt-benchmark", targets: ["mqtt-benchmark"]),
+        // Hostile-input run over the MQTT plugin's parsers and the plugin wire protocol (#14).
+        .executable(name: "mqtt-fuzz", targets: ["mqtt-fuzz"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -164,6 +166,11 @@ let package = Package(
         .executableTarget(
             name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", pluginKit, logging],
             path: "Benchmarks/MQTTBenchmark", swiftSettings: settings),
+        // mqtt-fuzz and its engine (the MQTT tests run a short fuzz through the same engine).
+        .target(
+            name: "MQTTFuzz", dependencies: ["MQTTPlugin", "PluginHost", pluginKit], path: "Benchmarks/MQTTFuzz/Kit",
+            swiftSettings: settings),
+        .executableTarget(name: "mqtt-fuzz", dependencies: ["MQTTFuzz"], path: "Benchmarks/MQTTFuzz/Main", swiftSettings: settings),
         // The GPIO plugin: libgpiod v1 behind a narrow C shim (CShim), the driver itself (Kit:
         // backends, configuration, state machines; tests link it directly), and the .so's entry
         // points (Plugin).
@@ -243,7 +250,7 @@ let package = Package(
         // and scripts as child processes (so `swift build --build-tests` must have built them).
         .testTarget(name: "OpsTests", dependencies: ["TestSupport"], swiftSettings: settings),
         .testTarget(
-            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "HomeCore", "PluginHost", "TestSupport", pluginKit, logging],
+            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "MQTTFuzz", "HomeCore", "PluginHost", "TestSupport", pluginKit, logging],
             exclude: ["Fixtures"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -65,6 +65,7 @@ struct ComponentMapper {
     /// - Throws: ``ComponentError`` for a component or device class this plugin does not map, or
     ///   a configuration that lacks what the component needs.
     mutating func entity() throws(ComponentError) -> Entity {
+        try DiscoverySchema.check(config)
         var entity: Entity
         switch topic.component {
         case "binary_sensor": entity = try binarySensor()
@@ -85,7 +86,7 @@ struct ComponentMapper {
         entity.availability = availability()
         entity.availabilityMode = AvailabilityMode(rawValue: string("availability_mode") ?? "latest") ?? .latest
         entity.optimistic = entity.optimistic || (bool("optimistic") ?? false)
-        entity.qos = Int32(max(min(int("qos") ?? 1, 2), 1))
+        entity.qos = Int32(max(min(int("qos") ?? 1, 2), 1))  // checked 0…2 by the schema
         entity.problems = problems
         if let attributes = string("json_attributes_topic") {
             entity.subscriptions.append(jsonAttributes(attributes))
@@ -112,12 +113,11 @@ struct ComponentMapper {
         return string(key).map { ["true", "yes", "on", "1"].contains($0.lowercased()) }
     }
 
-    func int(_ key: String) -> Int? { double(key).map { Int($0) } }
+    /// An integer field (the schema has checked its range); nil when absent or not an integer.
+    func int(_ key: String) -> Int? { config[key].flatMap(DiscoverySchema.integer).flatMap { Int(exactly: $0) } }
 
-    func double(_ key: String) -> Double? {
-        if let d = config[key]?.doubleValue { return d }
-        return string(key).flatMap { Double($0) }
-    }
+    /// A number field; nil when absent or not a finite number.
+    func double(_ key: String) -> Double? { config[key].flatMap(DiscoverySchema.number) }
 
     func require(_ key: String) throws(ComponentError) -> String {
         guard let s = string(key), !s.isEmpty else { throw ComponentError("\(topic.component) needs '\(key)'") }
@@ -394,7 +394,7 @@ struct ComponentMapper {
     mutating func defaultLight() throws(ComponentError) -> Entity {
         let payloadOn = string("payload_on") ?? "ON"
         let payloadOff = string("payload_off") ?? "OFF"
-        let scale = max(double("brightness_scale") ?? 255, 1)
+        let scale = Double(int("brightness_scale") ?? 255)
         let kelvin = bool("color_temp_kelvin") ?? false
         let hasBrightness = string("brightness_state_topic") != nil || string("brightness_command_topic") != nil
         let hasColorTemp = string("color_temp_state_topic") != nil || string("color_temp_command_topic") != nil
@@ -450,7 +450,7 @@ struct ComponentMapper {
     }
 
     mutating func jsonLight() throws(ComponentError) -> Entity {
-        let scale = max(double("brightness_scale") ?? 255, 1)
+        let scale = Double(int("brightness_scale") ?? 255)
         let kelvin = bool("color_temp_kelvin") ?? false
         let modes = config["supported_color_modes"]?.listValue?.compactMap(\.stringValue) ?? []
         let hasColorTemp = modes.contains("color_temp") || (bool("color_temp") ?? false)
@@ -528,8 +528,8 @@ struct ComponentMapper {
     // MARK: cover
 
     mutating func cover() throws(ComponentError) -> Entity {
-        let open = double("position_open") ?? 100
-        let closed = double("position_closed") ?? 0
+        let open = Double(int("position_open") ?? 100)
+        let closed = Double(int("position_closed") ?? 0)
         guard open != closed else { throw ComponentError("cover position_open and position_closed are equal") }
         let states = (
             open: string("state_open") ?? "open", closed: string("state_closed") ?? "closed",
@@ -608,8 +608,8 @@ struct ComponentMapper {
     mutating func fan() throws(ComponentError) -> Entity {
         let payloadOn = string("payload_on") ?? "ON"
         let payloadOff = string("payload_off") ?? "OFF"
-        let low = double("speed_range_min") ?? 1
-        let high = double("speed_range_max") ?? 100
+        let low = Double(int("speed_range_min") ?? 1)
+        let high = Double(int("speed_range_max") ?? 100)
         guard high > low else { throw ComponentError("fan speed_range_max must be above speed_range_min") }
         let fanTrait = FanControlTrait.identifier
         var entity = base(
@@ -755,8 +755,8 @@ struct ComponentMapper {
             }
             for attribute in setpointAttributes { entity.writes[WriteKey(trait: trait, attribute: attribute)] = write }
             entity.commands[CommandKey(trait: trait, command: ThermostatTrait.Command.setpointRaiseLower)] = { args, current throws in
-                guard let amount = (args["Amount"] ?? args["amount"])?.intValue else {
-                    throw HomeError.invalidArgument("setpointRaiseLower needs amount (0.1 °C steps)")
+                guard let amount = (args["Amount"] ?? args["amount"])?.intValue, (-127...127).contains(amount) else {
+                    throw HomeError.invalidArgument("setpointRaiseLower needs amount between -127 and 127 (0.1 °C steps)")
                 }
                 guard let attribute = setpointAttributes.first, let now = current[trait, attribute]?.intValue else {
                     throw HomeError.unsupportedOperation("the thermostat has not reported its setpoint yet")
@@ -805,6 +805,11 @@ struct ComponentMapper {
     }
 }
 
+extension Double {
+    /// The number for a message: integral values without a fraction.
+    var formatted: String { rounded() == self && abs(self) < 1e15 ? String(Int64(self)) : String(self) }
+}
+
 /// Conversions from payload values to attribute values in the specification's units.
 enum Mapping {
     static func onOff(_ v: Value, on: String, off: String) throws(PayloadError) -> Bool {
@@ -849,7 +854,8 @@ enum Mapping {
 
     static func level(_ v: Value, scale: Double) throws(PayloadError) -> Update {
         guard let b = Evaluator.number(v), b.isFinite else { throw PayloadError("brightness '\(v.templateText.prefix(40))' is not a number") }
-        guard (0...scale).contains(b) else { throw PayloadError("brightness \(b) is outside 0…\(Int(scale))") }
+        guard scale.isFinite, scale >= 1 else { throw PayloadError("brightness_scale \(scale) is not a number ≥ 1") }
+        guard (0...scale).contains(b) else { throw PayloadError("brightness \(b) is outside 0…\(scale.formatted)") }
         let level = Units.level(brightness: UInt8((b * 255 / scale).rounded()))
         return .attribute(LevelControlTrait.identifier, LevelControlTrait.Attribute.currentLevel, .int(Int64(level)))
     }

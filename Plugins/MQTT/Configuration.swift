@@ -97,7 +97,7 @@ struct MQTTConfiguration: Decodable, Sendable {
                 throw .invalidArgument(configuration.problem(at: "broker.reconnect", "needs 1 ≤ minimumDelay ≤ maximumDelay ≤ 3600 seconds"))
             }
         }
-        if let prefix = discovery?.prefix, prefix.isEmpty || prefix.contains("#") || prefix.contains("+") || prefix.hasSuffix("/") {
+        if let prefix = discovery?.prefix, prefix.hasSuffix("/") || MQTTTopic.problem(prefix, .publish) != nil {
             throw .invalidArgument(configuration.problem(at: "discovery.prefix", "must be a topic without wildcards or a trailing '/', like homeassistant"))
         }
         if let m = maximumPayloadBytes, !(64...(16 * 1024 * 1024)).contains(m) {

@@ -20,6 +20,10 @@ final class Message {
 
     private(set) lazy var text: String = String(decoding: payload, as: UTF8.self)
 
+    /// Whether the payload is valid UTF-8 (a payload that is not is refused, never repaired).
+    private(set) lazy var isValidUTF8: Bool =
+        !payload.contains(where: { $0 >= 0x80 }) || String(validating: payload, as: UTF8.self) != nil
+
     private(set) lazy var json: Result<Value, JSONParser.Failure> = payload.withUnsafeBytes { bytes in
         Result { () throws(JSONParser.Failure) -> Value in try JSONParser.parse(bytes) }
     }

@@ -100,6 +100,7 @@ struct ExplicitDevice: Decodable, Sendable {
             entity.commission = CommissionHint(name: name, room: room, structure: structure)
         }
         if let a = availability {
+            if let p = MQTTTopic.problem(a.topic, .subscribe) { throw problem("availability.topic", "the topic \(p)") }
             entity.availability = [AvailabilityTopic(topic: a.topic, available: a.online ?? "online", notAvailable: a.offline ?? "offline")]
         }
         for trait in type.requiredTraits { entity.traits[trait] = [:] }
@@ -130,6 +131,7 @@ struct ExplicitDevice: Decodable, Sendable {
             } catch {
                 throw problem(m.template != nil ? "\(key).template" : "\(key).json", error.message)
             }
+            if let p = MQTTTopic.problem(m.topic, .subscribe) { throw problem("\(key).topic", "the topic \(p)") }
             let mapping = m
             let compiled = template
             entity.subscriptions.append(
@@ -171,6 +173,7 @@ struct ExplicitDevice: Decodable, Sendable {
                 assumed.append(.attribute(trait.id, a.id, value))
             }
             let topic = c.topic
+            if let p = MQTTTopic.problem(topic, .publish) { throw problem("\(key).topic", "the topic \(p)") }
             let retain = c.retain ?? false
             let qos = entity.qos
             let fixedAssumed = assumed
@@ -202,6 +205,7 @@ struct ExplicitDevice: Decodable, Sendable {
                 throw problem("\(key).payload", error.message)
             }
             let topic = w.topic
+            if let p = MQTTTopic.problem(topic, .publish) { throw problem("\(key).topic", "the topic \(p)") }
             let qos = entity.qos
             entity.writes[WriteKey(trait: trait.id, attribute: attribute.id)] = { args, _ throws in
                 let value = args["value"] ?? .null

@@ -136,7 +136,7 @@ public struct JSONParser {
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
-                let s = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let s = try Self.validUTF8(UnsafeRawBufferPointer(rebasing: bytes[start..<index]), at: start)
                 index += 1
                 return s
             }
@@ -150,7 +150,10 @@ public struct JSONParser {
             switch c {
             case UInt8(ascii: "\""):
                 index += 1
-                return String(decoding: scalars, as: UTF8.self)
+                guard let s = String(validating: scalars, as: UTF8.self) else {
+                    throw Failure(offset: start, message: "a string is not valid UTF-8")
+                }
+                return s
             case UInt8(ascii: "\\"):
                 index += 1
                 guard let e = current else { throw fail("unexpected end of payload in an escape") }
@@ -172,7 +175,8 @@ public struct JSONParser {
                         guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair") }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
-                    let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
+                    // A lone surrogate is not a character: refused, never replaced.
+                    guard let scalar = Unicode.Scalar(code) else { throw fail("\\u escape of a lone surrogate") }
                     scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
                 default: throw fail("invalid escape '\\\(Self.printable(e))'")
                 }
@@ -183,6 +187,15 @@ public struct JSONParser {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// The bytes as a string; invalid UTF-8 is refused (never replaced with U+FFFD).
+    static func validUTF8(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(Failure) -> String {
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        guard let s = String(validating: bytes, as: UTF8.self) else {
+            throw Failure(offset: offset, message: "a string is not valid UTF-8")
+        }
+        return s
     }
 
     mutating func parseHex4() throws(Failure) -> UInt32 {

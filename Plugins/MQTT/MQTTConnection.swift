@@ -232,12 +232,19 @@ public final class MQTTConnection: @unchecked Sendable {
     /// Subscribes to a topic filter; returns the message ID the acknowledgement will carry.
     @discardableResult
     public func subscribe(_ topic: String, qos: Int32 = 1) throws(Failure) -> Int32 {
+        // A filter the broker refuses makes it drop the whole connection: never send one.
+        if let problem = MQTTTopic.problem(topic, .subscribe) {
+            throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT subscribing to \(topic.debugDescription): the topic \(problem)")
+        }
         var mid: Int32 = 0
         try check(mosquitto_subscribe(handle, &mid, topic, qos), "subscribing to \(topic)")
         return mid
     }
 
     public func unsubscribe(_ topic: String) throws(Failure) {
+        if let problem = MQTTTopic.problem(topic, .subscribe) {
+            throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT unsubscribing from \(topic.debugDescription): the topic \(problem)")
+        }
         try check(mosquitto_unsubscribe(handle, nil, topic), "unsubscribing from \(topic)")
     }
 
@@ -245,6 +252,10 @@ public final class MQTTConnection: @unchecked Sendable {
     /// - Throws: ``Failure`` (`MOSQ_ERR_NO_CONN`) while the connection is down, so the caller
     ///   learns at once that the device cannot be reached.
     public func publish(_ topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = false) throws(Failure) {
+        if let problem = MQTTTopic.problem(topic, .publish) {
+            throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT publishing to \(topic.debugDescription): the topic \(problem)")
+        }
+        guard (0...2).contains(qos) else { throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT publishing to \(topic): QoS \(qos) is not 0, 1 or 2") }
         let rc = payload.withUnsafeBytes { bytes in
             mosquitto_publish(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
         }

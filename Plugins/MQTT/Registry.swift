@@ -24,6 +24,25 @@ struct Registry {
         var discoveryPrefix: String? = "homeassistant"
         /// Payloads larger than this are refused (counted, logged once per entity).
         var maximumPayloadBytes = 256 * 1024
+        /// Discovered entities and devices beyond these are refused (counted, logged): MQTT input
+        /// must not grow the plugin's memory without bound.
+        var maximumEntities = 4096
+        var maximumDevices = 1024
+        /// Refused discovery topics whose reason is remembered (so a repeat is neither compiled
+        /// nor logged again); beyond it, refusals are counted, not remembered.
+        var maximumRefusedRemembered = 1024
+    }
+
+    /// What is remembered of a discovery payload: enough to recognise a repeat, not its bytes.
+    struct PayloadDigest: Hashable {
+        let count: Int
+        let hash: Int
+        init(_ bytes: [UInt8]) {
+            var hasher = Hasher()
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            count = bytes.count
+            hash = hasher.finalize()
+        }
     }
 
     let settings: Settings
@@ -34,8 +53,12 @@ struct Registry {
     private(set) var devices: [String: [String]] = [:]
     /// Entity keys by topic they listen to (state or availability).
     private(set) var routes: [String: [String]] = [:]
-    /// The raw discovery payload last compiled, by entity key (a repeat is ignored).
-    private var discoveryPayloads: [String: [UInt8]] = [:]
+    /// The digest of the discovery payload last compiled, by entity key (a repeat is ignored).
+    private var discoveryPayloads: [String: PayloadDigest] = [:]
+    /// Route keys with wildcards (`+`, `#`): a message is matched against each.
+    private var wildcardRoutes: Set<String> = []
+    /// Whether the line saying that refusals are no longer remembered was logged.
+    private var refusedOverflowLogged = false
     /// Why a discovery message was refused, by its topic key (logged when the reason changes).
     private var refusedDiscovery: [String: String] = [:]
     /// Availability by entity, by topic.
@@ -82,7 +105,10 @@ struct Registry {
         placement[entity.key] = deviceID
         devices[deviceID, default: []].append(entity.key)
         for topic in entity.topics {
-            if routes[topic] == nil { effects.append(.subscribe(topic, qos: entity.qos)) }
+            if routes[topic] == nil {
+                effects.append(.subscribe(topic, qos: entity.qos))
+                if MQTTTopic.hasWildcard(topic) { wildcardRoutes.insert(topic) }
+            }
             routes[topic, default: []].append(entity.key)
         }
         for (trait, attributes) in entity.traits {
@@ -108,6 +134,7 @@ struct Registry {
     mutating func remove(entity key: String) -> [Effect] {
         discoveryPayloads[key] = nil
         refusedDiscovery[key] = nil
+        malformed[key] = nil
         guard entities[key] != nil else { return [] }
         let (effects, touched) = detach(key)
         return effects + touched.sorted().flatMap { describe($0) }
@@ -121,6 +148,7 @@ struct Registry {
             routes[topic]?.removeAll { $0 == key }
             if routes[topic]?.isEmpty == true {
                 routes[topic] = nil
+                wildcardRoutes.remove(topic)
                 effects.append(.unsubscribe(topic))
             }
         }
@@ -184,27 +212,31 @@ struct Registry {
         if let prefix = settings.discoveryPrefix, let topic = Discovery.parseTopic(message.topic, prefix: prefix) {
             return discovery(topic, message)
         }
-        guard let keys = routes[message.topic] else { return [] }
+        let keys = routedKeys(message.topic)
+        if keys.isEmpty { return [] }
         if message.payload.count > settings.maximumPayloadBytes {
             return keys.flatMap {
                 refused($0, topic: message.topic, "payload of \(message.payload.count) bytes exceeds the \(settings.maximumPayloadBytes)-byte limit")
             }
         }
+        if !message.isValidUTF8 {
+            return keys.flatMap { refused($0, topic: message.topic, "the payload is not valid UTF-8") }
+        }
         var effects: [Effect] = []
         var availabilityChanged: Set<String> = []
         for key in keys {
             guard let entity = entities[key], let device = placement[key] else { continue }
-            for availabilityTopic in entity.availability where availabilityTopic.topic == message.topic {
+            for availabilityTopic in entity.availability where Self.covers(availabilityTopic.topic, message.topic) {
                 switch Self.availabilityState(availabilityTopic, message) {
                 case .success(let available):
-                    availability[key, default: [:]][message.topic] = available
+                    availability[key, default: [:]][availabilityTopic.topic] = available
                     latestAvailability[key] = available
                     availabilityChanged.insert(device)
                 case .failure(let error):
                     effects += refused(key, topic: message.topic, error.message)
                 }
             }
-            for subscription in entity.subscriptions where subscription.topic == message.topic {
+            for subscription in entity.subscriptions where Self.covers(subscription.topic, message.topic) {
                 do throws(PayloadError) {
                     let updates = try subscription.read(message)
                     effects += apply(updates, entity: entity, device: device)
@@ -215,6 +247,22 @@ struct Registry {
         }
         if !availabilityChanged.isEmpty { effects += connectivityEffects(for: availabilityChanged.sorted()) }
         return effects
+    }
+
+    /// The entities a message reaches: those of its topic and of every wildcard filter that
+    /// matches it, each once.
+    func routedKeys(_ topic: String) -> [String] {
+        var keys = routes[topic] ?? []
+        guard !wildcardRoutes.isEmpty else { return keys }
+        for filter in wildcardRoutes.sorted() where MQTTTopic.matches(filter: filter, topic: topic) {
+            for key in routes[filter] ?? [] where !keys.contains(key) { keys.append(key) }
+        }
+        return keys
+    }
+
+    /// Whether a subscription's topic (a name or a filter) takes a message on `topic`.
+    static func covers(_ filter: String, _ topic: String) -> Bool {
+        filter == topic || (MQTTTopic.hasWildcard(filter) && MQTTTopic.matches(filter: filter, topic: topic))
     }
 
     static func availabilityState(_ a: AvailabilityTopic, _ message: Message) -> Result<Bool, PayloadError> {
@@ -273,17 +321,25 @@ struct Registry {
         if message.payload.isEmpty {
             return remove(entity: key)
         }
-        if discoveryPayloads[key] == message.payload { return [] }
-        discoveryPayloads[key] = message.payload
-        func refuse(_ reason: String) -> [Effect] {
+        let digest = PayloadDigest(message.payload)
+        if discoveryPayloads[key] == digest { return [] }
+        func refuse(_ reason: String, limit: Bool = false) -> [Effect] {
             let removal = entities[key] != nil ? remove(entity: key) : []
-            discoveryPayloads[key] = message.payload
-            guard refusedDiscovery[key] != reason else { return removal + [.count("refused_discovery_payloads")] }
+            var counts: [Effect] = [.count("refused_discovery_payloads")]
+            if limit { counts.append(.count("discovery_limit_reached")) }
+            // Remembered in short: a reason can quote a template of many kilobytes.
+            let reason = reason.count > 300 ? String(reason.prefix(300)) + "…" : reason
+            guard refusedDiscovery[key] != nil || refusedDiscovery.count < settings.maximumRefusedRemembered else {
+                guard !refusedOverflowLogged else { return removal + counts }
+                refusedOverflowLogged = true
+                return removal + counts + [
+                    .log(.warning, "discovery \(message.topic): \(reason); the entity is ignored (\(settings.maximumRefusedRemembered) refused discovery topics are remembered; later refusals are counted, not logged)", device: nil)
+                ]
+            }
+            discoveryPayloads[key] = digest
+            guard refusedDiscovery[key] != reason else { return removal + counts }
             refusedDiscovery[key] = reason
-            return removal + [
-                .count("refused_discovery_payloads"),
-                .log(.warning, "discovery \(message.topic): \(reason); the entity is ignored", device: nil),
-            ]
+            return removal + counts + [.log(.warning, "discovery \(message.topic): \(reason); the entity is ignored", device: nil)]
         }
         guard message.payload.count <= settings.maximumPayloadBytes else {
             return refuse("payload of \(message.payload.count) bytes exceeds the \(settings.maximumPayloadBytes)-byte limit")
@@ -297,7 +353,14 @@ struct Registry {
         var mapper = ComponentMapper(topic: topic, config: Discovery.normalise(object))
         do throws(ComponentError) {
             let entity = try mapper.entity()
+            if entities[key] == nil, entities.count >= settings.maximumEntities {
+                return refuse("the limit of \(settings.maximumEntities) discovered entities is reached", limit: true)
+            }
+            if devices[entity.deviceID] == nil, devices.count >= settings.maximumDevices {
+                return refuse("the limit of \(settings.maximumDevices) devices is reached", limit: true)
+            }
             refusedDiscovery[key] = nil
+            discoveryPayloads[key] = digest
             return add(entity)
         } catch {
             return refuse(([error.message] + mapper.problems).joined(separator: "; "))

@@ -11,6 +11,17 @@ import Foundation
 /// Compiling refuses anything else with ``TemplateError`` naming what is unsupported, so an
 /// entity whose template cannot be evaluated is reported once, at discovery time.
 struct Template: Sendable, Hashable {
+    /// Limits that keep a hostile template from exhausting the stack or memory: the source's
+    /// size, the nesting of `{% if %}` blocks and of expressions (parentheses, lists, indexes,
+    /// filter arguments, `else` chains), the tokens of one expression (which bounds the height
+    /// of its tree, so evaluation recursion is bounded too) and the size of any string a template
+    /// builds while it is evaluated.
+    static let maximumSourceBytes = 32 * 1024
+    static let maximumBlockDepth = 32
+    static let maximumExpressionDepth = 32
+    static let maximumTokens = 400
+    static let maximumStringBytes = 1 << 20
+
     let source: String
     let root: [Node]
 
@@ -38,6 +49,9 @@ struct Template: Sendable, Hashable {
     /// Compiles a template.
     /// - Throws: ``TemplateError`` naming the unsupported construct or the syntax error.
     init(_ source: String) throws(TemplateError) {
+        guard source.utf8.count <= Self.maximumSourceBytes else {
+            throw TemplateError("the template is longer than \(Self.maximumSourceBytes) bytes")
+        }
         self.source = source
         var parser = TemplateParser(source: source)
         root = try parser.parseTemplate()
@@ -148,6 +162,9 @@ struct TemplateParser {
                     let rest = String(words.dropFirst(keyword.count))
                     switch keyword {
                     case "if":
+                        guard stack.count < Template.maximumBlockDepth else {
+                            throw TemplateError("'{% if %}' blocks nested deeper than \(Template.maximumBlockDepth) levels")
+                        }
                         stack.append((branches: [(try Self.parseExpression(rest), [])], otherwise: nil, current: nodes))
                         nodes = []
                     case "elif":
@@ -217,6 +234,9 @@ struct TemplateParser {
         var i = 0
         let ops = ["==", "!=", "<=", ">=", "//", "**", "<", ">", "+", "-", "*", "/", "%", "|", ".", "[", "]", "(", ")", ",", "~", ":"]
         while i < c.count {
+            guard tokens.count < Template.maximumTokens else {
+                throw TemplateError("an expression of more than \(Template.maximumTokens) tokens in '{{\(text.prefix(40))…}}'")
+            }
             let ch = c[i]
             if ch.isWhitespace {
                 i += 1
@@ -271,6 +291,8 @@ struct ExpressionParser {
     let tokens: [Token]
     let text: String
     var position = 0
+    /// How deeply ``ternary()`` is nested (parentheses, lists, indexes, arguments, `else` chains).
+    var depth = 0
 
     init(tokens: [Token], text: String) {
         self.tokens = tokens
@@ -308,6 +330,11 @@ struct ExpressionParser {
     }
 
     mutating func ternary() throws(TemplateError) -> Expr {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Template.maximumExpressionDepth else {
+            throw error("expressions nested deeper than \(Template.maximumExpressionDepth) levels")
+        }
         let value = try or()
         if accept("if") {
             let condition = try or()
@@ -330,8 +357,11 @@ struct ExpressionParser {
     }
 
     mutating func not() throws(TemplateError) -> Expr {
-        if accept("not") { return .unary("not", try not()) }
-        return try comparison()
+        var negations = 0
+        while accept("not") { negations += 1 }
+        var e = try comparison()
+        for _ in 0..<negations { e = .unary("not", e) }
+        return e
     }
 
     mutating func comparison() throws(TemplateError) -> Expr {
@@ -377,9 +407,17 @@ struct ExpressionParser {
     }
 
     mutating func unary() throws(TemplateError) -> Expr {
-        if accept("-") { return .unary("-", try unary()) }
-        if accept("+") { return try unary() }
-        return try filtered()
+        var negations = 0
+        while true {
+            if accept("-") {
+                negations += 1
+            } else if !accept("+") {
+                break
+            }
+        }
+        var e = try filtered()
+        for _ in 0..<negations { e = .unary("-", e) }
+        return e
     }
 
     static let filters: Set<String> = [
@@ -536,14 +574,14 @@ struct Evaluator {
         case .filter(let base, let name, let args):
             // A list literal `[a, b]` is parsed as the internal filter `__list` over its items.
             if name == "__list" { return .value(.list(try args.map { (a) throws(TemplateError) in try value(of: a) })) }
-            return try filter(try eval(base), name, try args.map { (a) throws(TemplateError) in try value(of: a) })
+            return try Self.bounded(filter(try eval(base), name, try args.map { (a) throws(TemplateError) in try value(of: a) }))
         case .unary(let op, let x):
             let v = try eval(x)
             if op == "not" { return .value(.bool(!truthy(v))) }
             guard case .value(let n) = v, let d = n.doubleValue ?? Double(n.stringValue ?? "") else {
                 throw TemplateError("cannot negate \(describe(v))")
             }
-            if case .int(let i) = n { return .value(.int(-i)) }
+            if case .int(let i) = n, i != .min { return .value(.int(-i)) }
             return .value(.double(-d))
         case .binary(let op, let a, let b):
             if op == "and" {
@@ -554,7 +592,7 @@ struct Evaluator {
                 let l = try eval(a)
                 return truthy(l) ? l : try eval(b)
             }
-            return .value(try binary(op, try value(of: a), try value(of: b)))
+            return try Self.bounded(.value(binary(op, try value(of: a), try value(of: b))))
         case .ternary(let v, let condition, let otherwise):
             return truthy(try eval(condition)) ? try eval(v) : try eval(otherwise)
         case .test(let x, let test, let negated):
@@ -570,6 +608,15 @@ struct Evaluator {
             if negated { result.toggle() }
             return .value(.bool(result))
         }
+    }
+
+    /// Refuses a string longer than ``Template/maximumStringBytes`` (`replace` and `~` could
+    /// otherwise grow one exponentially).
+    static func bounded(_ v: TemplateValue) throws(TemplateError) -> TemplateValue {
+        if case .value(.string(let s)) = v, s.utf8.count > Template.maximumStringBytes {
+            throw TemplateError("the template builds a string longer than \(Template.maximumStringBytes) bytes")
+        }
+        return v
     }
 
     func describe(_ v: TemplateValue) -> String {
@@ -704,13 +751,26 @@ struct Evaluator {
             return .double(x / y)
         case "//":
             guard y != 0 else { throw TemplateError("division by zero") }
-            return bothInt ? .int(Int64((x / y).rounded(.down))) : .double((x / y).rounded(.down))
+            if bothInt, let i = Self.floorDivision(a.intValue!, b.intValue!) { return .int(i) }
+            return .double((x / y).rounded(.down))
         case "%":
             guard y != 0 else { throw TemplateError("division by zero") }
-            return bothInt ? .int(a.intValue! % b.intValue!) : .double(x.truncatingRemainder(dividingBy: y))
+            // Python's modulo takes the divisor's sign.
+            if bothInt {
+                let (r, _) = a.intValue!.remainderReportingOverflow(dividingBy: b.intValue!)
+                return .int(r != 0 && (r < 0) != (b.intValue! < 0) ? r + b.intValue! : r)
+            }
+            return .double(x.truncatingRemainder(dividingBy: y))
         default:  // **
             return .double(pow(x, y))
         }
+    }
+
+    /// Python's `//` on integers (rounds toward −∞); nil when it overflows (`Int64.min // -1`).
+    static func floorDivision(_ a: Int64, _ b: Int64) -> Int64? {
+        let (q, overflow) = a.dividedReportingOverflow(by: b)
+        if overflow { return nil }
+        return (a % b != 0) && ((a < 0) != (b < 0)) ? q - 1 : q
     }
 
     static func equal(_ a: Value, _ b: Value) -> Bool {
