@@ -46,7 +46,7 @@ struct ComponentMapper {
                 templates[key] = try Template(source)
             } catch {
                 broken.insert(key)
-                problems.append("\(key) '\(source)' is not supported: \(error.message)")
+                problems.append("\(key) '\(source.shortened)' is not supported: \(error.message)")
             }
         }
         if case .list(let entries)? = config["availability"] {
@@ -55,7 +55,7 @@ struct ComponentMapper {
                 do {
                     _ = try Template(source)
                 } catch {
-                    problems.append("availability[\(i)].value_template '\(source)' is not supported: \(error.message)")
+                    problems.append("availability[\(i)].value_template '\(source.shortened)' is not supported: \(error.message)")
                 }
             }
         }
@@ -547,10 +547,15 @@ struct ComponentMapper {
         let trait = WindowCoveringTrait.identifier
         let lift = WindowCoveringTrait.Attribute.currentPositionLiftPercent100ths
         let status = WindowCoveringTrait.Attribute.operationalStatus
+        // With a position topic, the reported position wins: `open` says only that the cover
+        // has stopped (a cover 30 % open reports `open` too), as in Home Assistant.
+        let positionReported = string("position_topic") != nil
         if let sub = subscription("state_topic", template: "value_template", { v, _ throws(PayloadError) in
             switch v.templateText {
-            case states.open: return [.attribute(trait, status, .int(0)), .attribute(trait, lift, .int(0))]
-            case states.closed: return [.attribute(trait, status, .int(0)), .attribute(trait, lift, .int(10000))]
+            case states.open:
+                return [.attribute(trait, status, .int(0))] + (positionReported ? [] : [.attribute(trait, lift, .int(0))])
+            case states.closed:
+                return [.attribute(trait, status, .int(0))] + (positionReported ? [] : [.attribute(trait, lift, .int(10000))])
             case states.opening: return [.attribute(trait, status, .int(0b0101))]
             case states.closing: return [.attribute(trait, status, .int(0b1010))]
             case states.stopped: return [.attribute(trait, status, .int(0))]
@@ -803,6 +808,11 @@ struct ComponentMapper {
             })
         return entity
     }
+}
+
+extension String {
+    /// At most 120 characters, for a log line that quotes network input.
+    var shortened: String { count > 120 ? String(prefix(120)) + "…" : self }
 }
 
 extension Double {

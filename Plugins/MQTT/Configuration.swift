@@ -34,6 +34,9 @@ struct MQTTConfiguration: Decodable, Sendable {
         /// Seconds between keepalive pings (5…65535).
         var keepalive: Int?
         var reconnect: Reconnect?
+        /// Seconds a command waits for the broker's acknowledgement before it fails with
+        /// `timeout` (0.1…300, default 5). A command that timed out is dropped, never retried.
+        var commandTimeout: Double?
     }
 
     struct Reconnect: Decodable, Sendable {
@@ -77,6 +80,9 @@ struct MQTTConfiguration: Decodable, Sendable {
     func check(_ configuration: PluginConfiguration) throws(HomeError) {
         if let port = broker?.port, !(1...65535).contains(port) {
             throw .invalidArgument(configuration.problem(at: "broker.port", "must be between 1 and 65535, not \(port)"))
+        }
+        if let t = broker?.commandTimeout, !(0.1...300).contains(t) {
+            throw .invalidArgument(configuration.problem(at: "broker.commandTimeout", "must be between 0.1 and 300 seconds, not \(t)"))
         }
         if let k = broker?.keepalive, !(5...65535).contains(k) {
             throw .invalidArgument(configuration.problem(at: "broker.keepalive", "must be between 5 and 65535 seconds, not \(k)"))

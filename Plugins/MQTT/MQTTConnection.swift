@@ -59,6 +59,9 @@ public final class MQTTConnection: @unchecked Sendable {
         public var disconnected: @Sendable (_ expected: Bool, _ reason: String) -> Void = { _, _ in }
         /// The broker acknowledged the subscription with this message ID.
         public var subscribed: @Sendable (_ messageID: Int32) -> Void = { _ in }
+        /// The broker acknowledged a QoS 1/2 publication with this message ID (a QoS 0 one
+        /// once it is written to the socket).
+        public var published: @Sendable (_ messageID: Int32) -> Void = { _ in }
         /// A message arrived. The payload is valid only during the call.
         public var message: @Sendable (_ topic: String, _ payload: UnsafeRawBufferPointer, _ retained: Bool) -> Void = { _, _, _ in }
 
@@ -86,6 +89,12 @@ public final class MQTTConnection: @unchecked Sendable {
     let wake = NSCondition()
     /// Signalled when the network thread ends.
     let finished = DispatchSemaphore(value: 0)
+    /// Held around every libmosquitto call on `handle` from outside the network loop, and
+    /// while ``dropSession()`` reinitialises the handle (the loop is not running then).
+    let handleLock = Mutex(())
+    /// Set by ``dropSession()``: the network thread clears libmosquitto's queue before it
+    /// reconnects.
+    let discardSession = Mutex(false)
 
     private static let library: Int32 = mosquitto_lib_init()
 
@@ -143,6 +152,10 @@ public final class MQTTConnection: @unchecked Sendable {
             guard let context else { return }
             Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().handlers.subscribed(mid)
         }
+        mosquitto_publish_callback_set(handle) { _, context, mid in
+            guard let context else { return }
+            Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().handlers.published(mid)
+        }
         mosquitto_message_callback_set(handle) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
             let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
@@ -196,6 +209,17 @@ public final class MQTTConnection: @unchecked Sendable {
                 // (a TLS handshake the broker's certificate fails, refused credentials…).
                 let loopRC = mosquitto_loop_forever(handle, 1000, 1)
                 if isStopped { break }
+                if discardSession.withLock({ d in defer { d = false }; return d }) {
+                    // Forget every queued and in-flight message: libmosquitto would otherwise
+                    // send them again after reconnecting, long after their command failed.
+                    handleLock.withLock { _ in
+                        _ = mosquitto_reinitialise(handle, options.clientID, true, Unmanaged.passUnretained(box).toOpaque())
+                        _ = mosquitto_threaded_set(handle, true)
+                        try? configure()
+                    }
+                    delay = max(options.reconnectDelay.minimum, 1)
+                    continue
+                }
                 let reason = String(cString: mosquitto_strerror(loopRC))
                 if loopRC != MOSQ_ERR_SUCCESS.rawValue, reason != lastFailure {
                     lastFailure = reason
@@ -222,7 +246,7 @@ public final class MQTTConnection: @unchecked Sendable {
             return !stopped
         }
         guard wasRunning else { return }
-        mosquitto_disconnect(handle)
+        handleLock.withLock { _ in _ = mosquitto_disconnect(handle) }
         wake.lock()
         wake.broadcast()
         wake.unlock()
@@ -237,7 +261,8 @@ public final class MQTTConnection: @unchecked Sendable {
             throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT subscribing to \(topic.debugDescription): the topic \(problem)")
         }
         var mid: Int32 = 0
-        try check(mosquitto_subscribe(handle, &mid, topic, qos), "subscribing to \(topic)")
+        let rc = handleLock.withLock { _ in mosquitto_subscribe(handle, &mid, topic, qos) }
+        try check(rc, "subscribing to \(topic)")
         return mid
     }
 
@@ -245,24 +270,38 @@ public final class MQTTConnection: @unchecked Sendable {
         if let problem = MQTTTopic.problem(topic, .subscribe) {
             throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT unsubscribing from \(topic.debugDescription): the topic \(problem)")
         }
-        try check(mosquitto_unsubscribe(handle, nil, topic), "unsubscribing from \(topic)")
+        try check(handleLock.withLock { _ in mosquitto_unsubscribe(handle, nil, topic) }, "unsubscribing from \(topic)")
     }
 
     /// Publishes a message.
     /// - Throws: ``Failure`` (`MOSQ_ERR_NO_CONN`) while the connection is down, so the caller
     ///   learns at once that the device cannot be reached.
-    public func publish(_ topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = false) throws(Failure) {
+    @discardableResult
+    public func publish(_ topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = false) throws(Failure) -> Int32 {
         if let problem = MQTTTopic.problem(topic, .publish) {
             throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT publishing to \(topic.debugDescription): the topic \(problem)")
         }
         guard (0...2).contains(qos) else { throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT publishing to \(topic): QoS \(qos) is not 0, 1 or 2") }
-        let rc = payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+        var mid: Int32 = 0
+        let rc = handleLock.withLock { _ in
+            payload.withUnsafeBytes { bytes in
+                mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+            }
         }
         try check(rc, "publishing to \(topic)")
+        return mid
     }
 
-    public func publish(_ topic: String, payload: String, qos: Int32 = 1, retain: Bool = false) throws(Failure) {
+    /// Drops the connection and everything libmosquitto still holds to send (queued and
+    /// unacknowledged messages), then reconnects with a clean session: for a broker that has
+    /// stopped answering, so that a command reported as failed is not sent again later.
+    public func dropSession() {
+        discardSession.withLock { $0 = true }
+        handleLock.withLock { _ in _ = mosquitto_disconnect(handle) }
+    }
+
+    @discardableResult
+    public func publish(_ topic: String, payload: String, qos: Int32 = 1, retain: Bool = false) throws(Failure) -> Int32 {
         try publish(topic, payload: Array(payload.utf8), qos: qos, retain: retain)
     }
 }

@@ -34,7 +34,7 @@ public final class MQTTPlugin: DriverPlugin {
         for (i, device) in (config.devices ?? []).enumerated() {
             initial += registry.add(try device.entity(path: "devices[\(i)]", configuration: context.configuration, catalog: .standard))
         }
-        let runtime = Runtime(context: context, registry: registry)
+        let runtime = Runtime(context: context, registry: registry, commandTimeout: .seconds(config.broker?.commandTimeout ?? 5))
         runtime.perform(initial.filter { if case .subscribe = $0 { false } else { true } })
         let options = config.connectionOptions
         let connection = try MQTTConnection(options: options, handlers: runtime.handlers(endpoint: "\(options.host):\(options.port)"))
@@ -61,7 +61,7 @@ public final class MQTTPlugin: DriverPlugin {
             throw HomeError.deviceOffline("the MQTT plugin is not running")
         }
         let resolved = try runtime.registry.withLock { try $0.action(for: command) }
-        try runtime.send(resolved)
+        try await runtime.send(resolved)
         return .null
     }
 
@@ -70,7 +70,7 @@ public final class MQTTPlugin: DriverPlugin {
             throw HomeError.deviceOffline("the MQTT plugin is not running")
         }
         let resolved = try runtime.registry.withLock { try $0.action(for: write) }
-        try runtime.send(resolved)
+        try await runtime.send(resolved)
     }
 
     /// Refused payloads so far, by entity key (`sensor/node/object`, `config/<id>`).
@@ -95,10 +95,22 @@ final class Runtime: Sendable {
     let refusal = Mutex<String?>(nil)
     /// Subscriptions sent (by message ID) and acknowledged, on the current connection.
     let subscriptions = Mutex<(pending: [Int32: String], acknowledged: Set<String>)>(([:], []))
+    /// Commands' publications expecting the broker's acknowledgement, their waiters, and
+    /// acknowledgements that came before their waiter (by message ID).
+    let acknowledgements = Mutex<Acknowledgements>(Acknowledgements())
 
-    init(context: any DriverContext, registry: Registry) {
+    struct Acknowledgements {
+        var expected: Set<Int32> = []
+        var waiting: [Int32: CheckedContinuation<Void, Never>] = [:]
+        var early: Set<Int32> = []
+    }
+    /// How long a command waits for the broker's acknowledgement.
+    let commandTimeout: Duration
+
+    init(context: any DriverContext, registry: Registry, commandTimeout: Duration = .seconds(5)) {
         self.context = context
         self.registry = Mutex(registry)
+        self.commandTimeout = commandTimeout
     }
 
     func handlers(endpoint: String) -> MQTTConnection.Handlers {
@@ -125,6 +137,18 @@ final class Runtime: Sendable {
                 return topic
             }
             if let topic { context.log(.debug, "subscribed to \(topic)") }
+        }
+        h.published = { [self] mid in
+            let waiter = acknowledgements.withLock { a -> CheckedContinuation<Void, Never>? in
+                guard a.expected.contains(mid) else { return nil }
+                if let w = a.waiting.removeValue(forKey: mid) {
+                    a.expected.remove(mid)
+                    return w
+                }
+                a.early.insert(mid)
+                return nil
+            }
+            waiter?.resume()
         }
         h.disconnected = { [self] expected, reason in
             subscriptions.withLock { $0 = ([:], []) }
@@ -171,17 +195,73 @@ final class Runtime: Sendable {
         }
     }
 
-    /// Publishes a command's messages; applies the assumed state of an optimistic entity.
-    func send(_ resolved: Registry.Resolved) throws {
+    /// Publishes a command's messages and waits for the broker to acknowledge each (QoS 1/2);
+    /// applies the assumed state of an optimistic entity.
+    ///
+    /// - Throws: ``HomeError`` `timeout` when the broker does not acknowledge within
+    ///   ``commandTimeout``: the session is then dropped with everything libmosquitto still
+    ///   holds, so the command is not sent again after reconnecting.
+    func send(_ resolved: Registry.Resolved) async throws {
         guard let c = connection.withLock({ $0 }) else { throw HomeError.deviceOffline("the MQTT plugin is stopping") }
         for message in resolved.action.publish {
+            let mid: Int32
             do {
-                try c.publish(message.topic, payload: message.payload, qos: message.qos, retain: message.retain)
+                // Under the lock, so the acknowledgement cannot be handled before it is expected.
+                mid = try acknowledgements.withLock { a throws(MQTTConnection.Failure) in
+                    let mid = try c.publish(message.topic, payload: message.payload, qos: message.qos, retain: message.retain)
+                    if message.qos > 0 { a.expected.insert(mid) }
+                    return mid
+                }
             } catch {
                 throw HomeError.deviceOffline("cannot reach MQTT device \(resolved.device): \(error)")
             }
+            guard message.qos > 0 else { continue }
+            guard await acknowledged(mid) else {
+                c.dropSession()
+                context.count("command_timeouts")
+                context.log(.warning, "the MQTT broker did not acknowledge a command to \(message.topic) within \(commandTimeout); the command is dropped, not retried; reconnecting", device: resolved.device)
+                throw HomeError.timeout(
+                    "the MQTT broker did not acknowledge the command for \(resolved.device) within \(commandTimeout); it is dropped and will not be sent later")
+            }
         }
         perform(registry.withLock { $0.assume(resolved) })
+    }
+
+    /// Waits for the broker's acknowledgement of `mid`; false after ``commandTimeout``.
+    func acknowledged(_ mid: Int32) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [self] in
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let done = acknowledgements.withLock { a -> Bool in
+                        if a.early.remove(mid) != nil {
+                            a.expected.remove(mid)
+                            return true
+                        }
+                        guard a.expected.contains(mid) else { return true }  // already given up
+                        a.waiting[mid] = continuation
+                        return false
+                    }
+                    if done { continuation.resume() }
+                }
+                return true
+            }
+            group.addTask { [self] in
+                try? await Task.sleep(for: commandTimeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first {
+                // Release the waiter (resumed outside the lock).
+                let waiter = acknowledgements.withLock { a in
+                    a.expected.remove(mid)
+                    a.early.remove(mid)
+                    return a.waiting.removeValue(forKey: mid)
+                }
+                waiter?.resume()
+            }
+            group.cancelAll()
+            return first
+        }
     }
 }
 

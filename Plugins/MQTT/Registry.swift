@@ -57,6 +57,8 @@ struct Registry {
     private var discoveryPayloads: [String: PayloadDigest] = [:]
     /// Route keys with wildcards (`+`, `#`): a message is matched against each.
     private var wildcardRoutes: Set<String> = []
+    /// Switch positions held in a long press (`device|position`): their release is a LongRelease.
+    private var longPressed: Set<String> = []
     /// Whether the line saying that refusals are no longer remembered was logged.
     private var refusedOverflowLogged = false
     /// Why a discovery message was refused, by its topic key (logged when the reason changes).
@@ -292,9 +294,21 @@ struct Registry {
                 values[device, default: [:]][trait, default: [:]][attribute] = value
                 let type = entity.traits[trait] != nil ? entity.deviceType : nil
                 reports.append(AttributeReport(localID: device, deviceType: type, trait: trait, attribute: attribute, value: value))
-            case .event(let trait, let event, let fields):
+            case .event(let trait, var event, let fields):
                 if trait == SwitchTrait.identifier, let position = fields["NewPosition"] {
                     values[device, default: [:]][trait, default: [:]][SwitchTrait.Attribute.currentPosition] = position
+                }
+                if trait == SwitchTrait.identifier {
+                    // Matter's Switch sequences (§1.13.7): a release that ends a long press is a
+                    // LongRelease, whatever the firmware calls it (zigbee2mqtt's `release`).
+                    let held = "\(device)|\((fields["NewPosition"] ?? fields["PreviousPosition"] ?? .null).templateText)"
+                    switch event {
+                    case SwitchTrait.Event.longPress: longPressed.insert(held)
+                    case SwitchTrait.Event.shortRelease where longPressed.remove(held) != nil: event = SwitchTrait.Event.longRelease
+                    case SwitchTrait.Event.initialPress, SwitchTrait.Event.longRelease, SwitchTrait.Event.multiPressComplete:
+                        longPressed.remove(held)
+                    default: break
+                    }
                 }
                 effects.append(.emit(EventReport(localID: device, deviceType: entity.deviceType, trait: trait, event: event, fields: fields)))
             case .available(let available):

@@ -224,7 +224,7 @@ struct TemplateParser {
     static func parseExpression(_ text: String) throws(TemplateError) -> Template.Expr {
         var p = ExpressionParser(tokens: try tokenize(text), text: text)
         let e = try p.ternary()
-        guard p.peek == .end else { throw TemplateError("unexpected \(p.describe(p.peek)) in '{{\(text)}}'") }
+        guard p.peek == .end else { throw TemplateError("unexpected \(p.describe(p.peek)) in '{{\(text.shortened)}}'") }
         return e
     }
 
@@ -262,7 +262,7 @@ struct TemplateParser {
                     }
                     j += 1
                 }
-                guard j < c.count else { throw TemplateError("unterminated string in '{{\(text)}}'") }
+                guard j < c.count else { throw TemplateError("unterminated string in '{{\(text.shortened)}}'") }
                 tokens.append(.string(s))
                 i = j + 1
             } else if ch.isLetter || ch == "_" {
@@ -277,7 +277,7 @@ struct TemplateParser {
                 tokens.append(.op(op))
                 i += op.count
             } else {
-                throw TemplateError("unsupported character '\(ch)' in '{{\(text)}}'")
+                throw TemplateError("unsupported character '\(ch)' in '{{\(text.shortened)}}'")
             }
         }
         tokens.append(.end)
@@ -315,7 +315,7 @@ struct ExpressionParser {
         }
     }
 
-    func error(_ what: String) -> TemplateError { TemplateError("\(what) in '{{\(text)}}'") }
+    func error(_ what: String) -> TemplateError { TemplateError("\(what) in '{{\(text.shortened)}}'") }
 
     mutating func accept(_ op: String) -> Bool {
         if peek == .op(op) || peek == .name(op) {
@@ -422,8 +422,11 @@ struct ExpressionParser {
 
     static let filters: Set<String> = [
         "float", "int", "round", "abs", "lower", "upper", "string", "default", "d", "bool", "trim", "replace",
-        "length", "count", "is_defined", "from_json", "to_json", "tojson", "capitalize", "title",
+        "length", "count", "is_defined", "from_json", "to_json", "tojson", "capitalize", "title", "is_number", "iif",
     ]
+
+    /// Home Assistant's functions that are also filters: `float(x, 0)` is `x|float(0)`.
+    static let functions: Set<String> = ["float", "int", "bool", "is_number", "iif", "round", "abs", "string"]
 
     mutating func filtered() throws(TemplateError) -> Expr {
         var e = try postfix()
@@ -479,7 +482,19 @@ struct ExpressionParser {
             case "false", "False": return .literal(.bool(false))
             case "none", "None": return .literal(.null)
             default:
-                if peek == .op("(") { throw error("unsupported function '\(n)()'") }
+                if peek == .op("(") {
+                    guard Self.functions.contains(n) else {
+                        throw error("unsupported function '\(n)()' (supported: \(Self.functions.sorted().joined(separator: ", ")))")
+                    }
+                    position += 1
+                    var args: [Expr] = []
+                    if !accept(")") {
+                        repeat { args.append(try ternary()) } while accept(",")
+                        try expect(")")
+                    }
+                    guard let first = args.first else { throw error("\(n)() needs an argument") }
+                    return .filter(first, n, Array(args.dropFirst()))
+                }
                 return .name(n)
             }
         case .op("("):
@@ -706,6 +721,14 @@ struct Evaluator {
             default: return .value(.int(Int64(v.templateText.count)))
             }
         case "is_defined": return .value(v)
+        case "is_number":
+            // Home Assistant: a number, or a string that parses as a finite one.
+            if case .bool = v { return .value(.bool(false)) }
+            return .value(.bool(Self.number(v)?.isFinite ?? false))
+        case "iif":
+            // value|iif(if_true, if_false, if_none): Home Assistant's immediate if.
+            if v.isNull, args.count > 2 { return .value(args[2]) }
+            return .value(truthy(.value(v)) ? (args.first ?? .bool(true)) : (args.count > 1 ? args[1] : .bool(false)))
         case "from_json":
             do {
                 return .value(try JSONParser.parse(v.templateText))

@@ -90,13 +90,8 @@ import Testing
     @Test func commandsRoundTrip_andOnlyTheDevicesReportChangesTheState() async throws {
         let broker = try await MosquittoBroker()
         defer { broker.stop() }
-        let device = try DeviceClient(port: broker.port)
-        try await device.start()
+        let device = try await DeviceClient.retainedPlug(port: broker.port)
         defer { device.stop() }
-        try await device.subscribe("acme/plug/set")
-        try device.publish("acme/plug/availability", "online", retain: true)
-        try device.publish("acme/plug/state", "OFF", retain: true)
-        try device.publish("homeassistant/switch/plug/config", Self.plug, retain: true)
 
         let (plugin, host, task) = try await Self.startPlugin(broker)
         defer { task.cancel() }

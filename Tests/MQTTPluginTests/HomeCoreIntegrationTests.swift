@@ -18,13 +18,8 @@ import Testing
     @Test func discoveredDevice_waitsUncommissioned_thenIsCommissionedAndControlledThroughTheCore() async throws {
         let broker = try await MosquittoBroker()
         defer { broker.stop() }
-        let device = try DeviceClient(port: broker.port)
-        try await device.start()
+        let device = try await DeviceClient.retainedPlug(port: broker.port)
         defer { device.stop() }
-        try await device.subscribe("acme/plug/set")
-        try device.publish("acme/plug/availability", "online", retain: true)
-        try device.publish("acme/plug/state", "OFF", retain: true)
-        try device.publish("homeassistant/switch/plug/config", BrokerIntegrationTests.plug, retain: true)
 
         let loaded = try PluginLoader.load(Self.library)
         #expect(loaded.manifest.id == "mqtt")

@@ -48,6 +48,18 @@ final class DeviceClient: Sendable {
     }
 
     func stop() { connection.stop() }
+
+    /// A connected device playing BrokerIntegrationTests' plug: subscribed to `acme/plug/set`,
+    /// with its availability (`online`), state (`OFF`) and discovery config retained.
+    static func retainedPlug(port: Int) async throws -> DeviceClient {
+        let device = try DeviceClient(port: port)
+        try await device.start()
+        try await device.subscribe("acme/plug/set")
+        try device.publish("acme/plug/availability", "online", retain: true)
+        try device.publish("acme/plug/state", "OFF", retain: true)
+        try device.publish("homeassistant/switch/plug/config", BrokerIntegrationTests.plug, retain: true)
+        return device
+    }
 }
 
 /// A vendor's discovery and state messages, written from its public documentation.

@@ -136,6 +136,13 @@ public final class MosquittoBroker: Sendable {
         }
     }
 
+    /// Freezes the broker (SIGSTOP): it keeps its sockets but answers nothing, like a hung
+    /// broker. ``resume()`` lets it continue; ``stop()`` works on a frozen broker too.
+    public func suspend() { process.withLock { p in if let p { _ = kill(p.processIdentifier, SIGSTOP) } } }
+
+    /// Lets a suspended broker continue (SIGCONT).
+    public func resume() { process.withLock { p in if let p { _ = kill(p.processIdentifier, SIGCONT) } } }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(at: directory)

@@ -1,6 +1,5 @@
-public import Foundation
-public import HomeModel
-import DriverAPI
+import Foundation
+import HomeModel
 import MQTTPlugin
 import PluginHost
 
