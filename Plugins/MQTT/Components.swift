@@ -369,24 +369,41 @@ struct ComponentMapper {
         }
     }
 
-    static func lightType(brightness: Bool, colorTemp: Bool) -> DeviceTypeID {
-        colorTemp
+    /// Which colours a light takes besides a temperature: hue/saturation, xy (rgb lights too).
+    struct ColorSupport: Equatable {
+        var hueSaturation = false
+        var xy = false
+        var any: Bool { hueSaturation || xy }
+    }
+
+    static func lightType(brightness: Bool, colorTemp: Bool, color: ColorSupport = ColorSupport()) -> DeviceTypeID {
+        if color.any { return ExtendedColorLightDeviceType.identifier }
+        return colorTemp
             ? ColorTemperatureLightDeviceType.identifier
             : (brightness ? DimmableLightDeviceType.identifier : OnOffLightDeviceType.identifier)
     }
 
-    static func lightTraits(brightness: Bool, colorTemp: Bool, minMireds: Int?, maxMireds: Int?) -> [TraitID: [AttributeID: Value]] {
+    static func lightTraits(
+        brightness: Bool, colorTemp: Bool, minMireds: Int?, maxMireds: Int?, color: ColorSupport = ColorSupport()
+    ) -> [TraitID: [AttributeID: Value]] {
         var traits: [TraitID: [AttributeID: Value]] = [OnOffTrait.identifier: [:]]
-        if brightness || colorTemp {
+        if color.any {
+            traits[ColorControlTrait.identifier] = [
+                ColorControlTrait.Attribute.colorMode: .int(color.xy ? ColorConversion.modeXY : ColorConversion.modeHueSaturation),
+                ColorControlTrait.Attribute.colorCapabilities: .int(
+                    ColorConversion.capabilities(hueSaturation: color.hueSaturation, xy: color.xy, temperature: colorTemp)),
+            ]
+        }
+        if brightness || colorTemp || color.any {
             traits[LevelControlTrait.identifier] = [
                 LevelControlTrait.Attribute.minLevel: .int(1), LevelControlTrait.Attribute.maxLevel: .int(254),
             ]
         }
         if colorTemp {
-            var color: [AttributeID: Value] = [ColorControlTrait.Attribute.colorMode: .int(2)]
-            if let minMireds { color[ColorControlTrait.Attribute.colorTempPhysicalMinMireds] = .int(Int64(minMireds)) }
-            if let maxMireds { color[ColorControlTrait.Attribute.colorTempPhysicalMaxMireds] = .int(Int64(maxMireds)) }
-            traits[ColorControlTrait.identifier] = color
+            var attributes: [AttributeID: Value] = traits[ColorControlTrait.identifier] ?? [ColorControlTrait.Attribute.colorMode: .int(2)]
+            if let minMireds { attributes[ColorControlTrait.Attribute.colorTempPhysicalMinMireds] = .int(Int64(minMireds)) }
+            if let maxMireds { attributes[ColorControlTrait.Attribute.colorTempPhysicalMaxMireds] = .int(Int64(maxMireds)) }
+            traits[ColorControlTrait.identifier] = attributes
         }
         return traits
     }
@@ -456,9 +473,15 @@ struct ComponentMapper {
         let hasColorTemp = modes.contains("color_temp") || (bool("color_temp") ?? false)
         let hasBrightness = hasColorTemp || (bool("brightness") ?? false)
             || modes.contains { ["brightness", "hs", "xy", "rgb", "rgbw", "rgbww", "white"].contains($0) }
+        // Every colour mode Home Assistant defines maps to Color Control: xy as is, rgb/rgbw/rgbww
+        // through xy, hs as hue and saturation.
+        let color = ColorSupport(
+            hueSaturation: modes.contains("hs"), xy: modes.contains { ["xy", "rgb", "rgbw", "rgbww"].contains($0) })
+        let rgbOnly = !modes.contains("xy") && color.xy
         var entity = base(
-            Self.lightType(brightness: hasBrightness, colorTemp: hasColorTemp), rank: 10,
-            Self.lightTraits(brightness: hasBrightness, colorTemp: hasColorTemp, minMireds: int("min_mireds"), maxMireds: int("max_mireds")))
+            Self.lightType(brightness: hasBrightness, colorTemp: hasColorTemp, color: color), rank: 10,
+            Self.lightTraits(
+                brightness: hasBrightness, colorTemp: hasColorTemp, minMireds: int("min_mireds"), maxMireds: int("max_mireds"), color: color))
         if let stateTopic = string("state_topic") {
             entity.subscriptions.append(
                 StateSubscription(topic: stateTopic) { message throws(PayloadError) in
@@ -473,8 +496,17 @@ struct ComponentMapper {
                         updates.append(.attribute(OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(try Mapping.onOff(state, on: "ON", off: "OFF"))))
                     }
                     if hasBrightness, let b = o["brightness"], !b.isNull { updates.append(try Mapping.level(b, scale: scale)) }
-                    if hasColorTemp, let ct = o["color_temp"], !ct.isNull { updates.append(try Mapping.colorTemperature(ct, kelvin: kelvin)) }
-                    if updates.isEmpty { throw PayloadError("json light state: no 'state', 'brightness' or 'color_temp' key") }
+                    let mode = o["color_mode"]?.stringValue
+                    if hasColorTemp, let ct = o["color_temp"], !ct.isNull, mode == nil || mode == "color_temp" {
+                        updates.append(try Mapping.colorTemperature(ct, kelvin: kelvin))
+                        if color.any {
+                            updates.append(.attribute(ColorControlTrait.identifier, ColorControlTrait.Attribute.colorMode, .int(ColorConversion.modeTemperature)))
+                        }
+                    }
+                    if color.any, let c = o["color"]?.objectValue, mode != "color_temp" {
+                        updates += try ColorConversion.updates(color: c, mode: mode)
+                    }
+                    if updates.isEmpty { throw PayloadError("json light state: no 'state', 'brightness', 'color_temp' or 'color' key") }
                     return updates
                 })
         } else {
@@ -511,6 +543,45 @@ struct ComponentMapper {
             }
             entity.commands[CommandKey(trait: LevelControlTrait.identifier, command: LevelControlTrait.Command.moveToLevel)] = handler
             entity.commands[CommandKey(trait: LevelControlTrait.identifier, command: LevelControlTrait.Command.moveToLevelWithOnOff)] = handler
+        }
+        if color.xy {
+            entity.commands[CommandKey(trait: ColorControlTrait.identifier, command: ColorControlTrait.Command.moveToColor)] = { args, _ throws in
+                guard let x = (args["ColorX"] ?? args["colorX"])?.intValue, let y = (args["ColorY"] ?? args["colorY"])?.intValue,
+                    (0...0xFEFF).contains(x), (0...0xFEFF).contains(y)
+                else { throw HomeError.invalidArgument("moveToColor needs colorX and colorY between 0 and 65279") }
+                let cx = Double(x) / 65536, cy = Double(y) / 65536
+                let payload: Value
+                if rgbOnly {
+                    let rgb = ColorConversion.rgb(x: cx, y: cy)
+                    payload = .object(["r": .int(rgb.red), "g": .int(rgb.green), "b": .int(rgb.blue)])
+                } else {
+                    payload = .object(["x": .double((cx * 10000).rounded() / 10000), "y": .double((cy * 10000).rounded() / 10000)])
+                }
+                return Action(
+                    publish: [Outgoing(topic: command, payload: json(["state": "ON", "color": payload]))],
+                    assumed: [
+                        .attribute(ColorControlTrait.identifier, ColorControlTrait.Attribute.currentX, .int(x)),
+                        .attribute(ColorControlTrait.identifier, ColorControlTrait.Attribute.currentY, .int(y)),
+                        .attribute(ColorControlTrait.identifier, ColorControlTrait.Attribute.colorMode, .int(ColorConversion.modeXY)),
+                    ])
+            }
+        }
+        if color.hueSaturation {
+            entity.commands[CommandKey(trait: ColorControlTrait.identifier, command: ColorControlTrait.Command.moveToHueAndSaturation)] = {
+                args, _ throws in
+                guard let h = (args["Hue"] ?? args["hue"])?.intValue, let s = (args["Saturation"] ?? args["saturation"])?.intValue,
+                    (0...254).contains(h), (0...254).contains(s)
+                else { throw HomeError.invalidArgument("moveToHueAndSaturation needs hue and saturation between 0 and 254") }
+                let degrees = (Double(h) * 360 / 254 * 10).rounded() / 10
+                let percent = (Double(s) * 100 / 254 * 10).rounded() / 10
+                return Action(
+                    publish: [Outgoing(topic: command, payload: json(["state": "ON", "color": ["h": .double(degrees), "s": .double(percent)]]))],
+                    assumed: [
+                        .attribute(ColorControlTrait.identifier, ColorControlTrait.Attribute.currentHue, .int(h)),
+                        .attribute(ColorControlTrait.identifier, ColorControlTrait.Attribute.currentSaturation, .int(s)),
+                        .attribute(ColorControlTrait.identifier, ColorControlTrait.Attribute.colorMode, .int(ColorConversion.modeHueSaturation)),
+                    ])
+            }
         }
         if hasColorTemp {
             entity.commands[CommandKey(trait: ColorControlTrait.identifier, command: ColorControlTrait.Command.moveToColorTemperature)] = {

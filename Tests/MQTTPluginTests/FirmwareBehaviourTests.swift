@@ -87,6 +87,53 @@ import Testing
         #expect(host.value("door", BooleanStateTrait.identifier, state) == .bool(true))
     }
 
+    @Test func colourModes_mapToColorControl() throws {
+        // zigbee2mqtt's colour bulb (xy and hs) and ESPHome's RGB light, JSON schema.
+        var (registry, host) = Self.registry([
+            ("homeassistant/light/bulb/light/config",
+             #"{"schema":"json","cmd_t":"z2m/bulb/set","stat_t":"z2m/bulb","brightness":true,"supported_color_modes":["xy","hs","color_temp"],"uniq_id":"bulb","dev":{"ids":"bulb"}}"#),
+            ("homeassistant/light/strip/light/config",
+             #"{"schema":"json","cmd_t":"esp/strip/set","stat_t":"esp/strip/state","brightness":true,"supported_color_modes":["rgb"],"uniq_id":"strip","dev":{"ids":"strip"}}"#),
+        ])
+        let cc = ColorControlTrait.identifier
+        #expect(host.devices["bulb"]?.types.map(\.id) == [ExtendedColorLightDeviceType.identifier])
+        #expect(host.devices["strip"]?.types.map(\.id) == [ExtendedColorLightDeviceType.identifier])
+        ComponentMappingTests.apply(registry.receive(Message(
+            topic: "z2m/bulb", text: #"{"state":"ON","brightness":254,"color_mode":"xy","color":{"x":0.3,"y":0.6,"h":120,"s":100}}"#)), to: host)
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.currentX) == .int(19661))
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.currentY) == .int(39322))
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.colorMode) == .int(1))
+        ComponentMappingTests.apply(registry.receive(Message(
+            topic: "z2m/bulb", text: #"{"state":"ON","color_mode":"hs","color":{"x":0.3,"y":0.6,"h":180,"s":50}}"#)), to: host)
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.currentHue) == .int(127))
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.currentSaturation) == .int(127))
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.colorMode) == .int(0))
+        ComponentMappingTests.apply(registry.receive(Message(
+            topic: "z2m/bulb", text: #"{"state":"ON","color_mode":"color_temp","color_temp":250}"#)), to: host)
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.colorTemperatureMireds) == .int(250))
+        #expect(host.value("bulb", cc, ColorControlTrait.Attribute.colorMode) == .int(2))
+
+        ComponentMappingTests.apply(registry.receive(Message(
+            topic: "esp/strip/state", text: #"{"state":"ON","color_mode":"rgb","brightness":255,"color":{"r":255,"g":0,"b":0}}"#)), to: host)
+        let x = try #require(host.value("strip", cc, ColorControlTrait.Attribute.currentX)?.intValue)
+        let y = try #require(host.value("strip", cc, ColorControlTrait.Attribute.currentY)?.intValue)
+        #expect(abs(Double(x) / 65536 - 0.64) < 0.001 && abs(Double(y) / 65536 - 0.33) < 0.001, "sRGB red is x 0.64, y 0.33")
+
+        let toXY = try registry.action(for: DriverCommand(
+            localID: "bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: cc, command: ColorControlTrait.Command.moveToColor,
+            arguments: ["colorX": .int(19661), "colorY": .int(39322)]))
+        #expect(toXY.action.publish.map(\.payload) == [#"{"color":{"x":0.3,"y":0.6},"state":"ON"}"#])
+        let toHS = try registry.action(for: DriverCommand(
+            localID: "bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: cc, command: ColorControlTrait.Command.moveToHueAndSaturation,
+            arguments: ["hue": .int(127), "saturation": .int(254)]))
+        #expect(toHS.action.publish.map(\.payload) == [#"{"color":{"h":180,"s":100},"state":"ON"}"#])
+        let red = try registry.action(for: DriverCommand(
+            localID: "strip", deviceType: ExtendedColorLightDeviceType.identifier, trait: cc, command: ColorControlTrait.Command.moveToColor,
+            arguments: ["colorX": .int(41943), "colorY": .int(21627)]))
+        let rgb = try #require(try JSONParser.parse(red.action.publish.first?.payload ?? "")["color"])
+        #expect(rgb["r"] == .int(255) && (rgb["g"]?.intValue ?? 99) <= 2 && (rgb["b"]?.intValue ?? 99) <= 2, "\(rgb)")
+    }
+
     @Test(arguments: [
         ("a/+/c", "a/b/c", true), ("a/#", "a", true), ("a/#", "a/b/c", true), ("#", "$SYS/x", false), ("+/x", "$SYS/x", false),
         ("a/+", "a/b/c", false), ("a/b", "a/b", true), ("+", "", true), ("a/+/c", "a//c", true),
