@@ -34,10 +34,11 @@ import Testing
     }
 
     @Test func coverPosition_winsOverOpenClosedState() {
-        var (registry, host) = Self.registry([(
+        let (registryStart, host) = Self.registry([(
             "homeassistant/cover/blind/config",
             #"{"cmd_t":"blind/set","stat_t":"blind/state","pos_t":"blind/position","uniq_id":"blind","dev":{"ids":"blind"}}"#
         )])
+        var registry = registryStart
         let lift = WindowCoveringTrait.Attribute.currentPositionLiftPercent100ths
         ComponentMappingTests.apply(registry.receive(Message(topic: "blind/position", text: "30")), to: host)
         #expect(host.value("blind", WindowCoveringTrait.identifier, lift) == .int(7000))
@@ -45,16 +46,17 @@ import Testing
         ComponentMappingTests.apply(registry.receive(Message(topic: "blind/state", text: "open")), to: host)
         #expect(host.value("blind", WindowCoveringTrait.identifier, lift) == .int(7000))
         // Without a position topic, `open` is fully open.
-        var (plain, plainHost) = Self.registry([(
+        let (plainStart, plainHost) = Self.registry([(
             "homeassistant/cover/door/config", #"{"cmd_t":"door/set","stat_t":"door/state","uniq_id":"door","dev":{"ids":"door"}}"#
         )])
+        var plain = plainStart
         ComponentMappingTests.apply(plain.receive(Message(topic: "door/state", text: "open")), to: plainHost)
         #expect(plainHost.value("door", WindowCoveringTrait.identifier, lift) == .int(0))
     }
 
     @Test func releaseAfterALongPress_isALongRelease() {
         // zigbee2mqtt's Aqara button: `hold` then `release` are separate triggers.
-        var (registry, host) = Self.registry([
+        let (registryStart, host) = Self.registry([
             ("homeassistant/device_automation/btn/action_hold/config",
              #"{"atype":"trigger","t":"z2m/btn/action","type":"action","stype":"hold","pl":"hold","dev":{"ids":"btn"}}"#),
             ("homeassistant/device_automation/btn/action_release/config",
@@ -62,6 +64,7 @@ import Testing
             ("homeassistant/device_automation/btn/action_single/config",
              #"{"atype":"trigger","t":"z2m/btn/action","type":"action","stype":"single","pl":"single","dev":{"ids":"btn"}}"#),
         ])
+        var registry = registryStart
         for payload in ["hold", "release", "single"] {
             ComponentMappingTests.apply(registry.receive(Message(topic: "z2m/btn/action", text: payload)), to: host)
         }
@@ -72,10 +75,11 @@ import Testing
     }
 
     @Test func wildcardStateTopic_routesEveryMatchingTopic() {
-        var (registry, host) = Self.registry([(
+        let (registryStart, host) = Self.registry([(
             "homeassistant/binary_sensor/door/config",
             #"{"stat_t":"house/+/door","dev_cla":"door","uniq_id":"door","dev":{"ids":"door"}}"#
         )])
+        var registry = registryStart
         #expect(registry.subscribedTopics.contains("house/+/door"))
         let state = BooleanStateTrait.Attribute.stateValue
         ComponentMappingTests.apply(registry.receive(Message(topic: "house/hall/door", text: "ON")), to: host)
@@ -89,12 +93,13 @@ import Testing
 
     @Test func colourModes_mapToColorControl() throws {
         // zigbee2mqtt's colour bulb (xy and hs) and ESPHome's RGB light, JSON schema.
-        var (registry, host) = Self.registry([
+        let (registryStart, host) = Self.registry([
             ("homeassistant/light/bulb/light/config",
              #"{"schema":"json","cmd_t":"z2m/bulb/set","stat_t":"z2m/bulb","brightness":true,"supported_color_modes":["xy","hs","color_temp"],"uniq_id":"bulb","dev":{"ids":"bulb"}}"#),
             ("homeassistant/light/strip/light/config",
              #"{"schema":"json","cmd_t":"esp/strip/set","stat_t":"esp/strip/state","brightness":true,"supported_color_modes":["rgb"],"uniq_id":"strip","dev":{"ids":"strip"}}"#),
         ])
+        var registry = registryStart
         let cc = ColorControlTrait.identifier
         #expect(host.devices["bulb"]?.types.map(\.id) == [ExtendedColorLightDeviceType.identifier])
         #expect(host.devices["strip"]?.types.map(\.id) == [ExtendedColorLightDeviceType.identifier])

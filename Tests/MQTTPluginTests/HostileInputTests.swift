@@ -71,7 +71,7 @@ import Testing
     @Test(arguments: cases)
     func hostileNumberOrType_refusesTheEntityWithTheFieldNamed(_ c: Case) async {
         await #expect(processExitsWith: .success) { [c] in
-            let logs = Self.survive(c)
+            let logs = HostileInputTests.survive(c)
             let refusal = logs.filter { $0.contains("discovery homeassistant/\(c.component)/hostile/config") }
             #expect(refusal.count == 1, "one log line: \(logs)")
             #expect(refusal.first?.contains("field '\(c.field)'") == true, "names the field: \(refusal)")
@@ -98,7 +98,7 @@ import Testing
     @Test(arguments: 0..<hostileTemplates.count)
     func hostileTemplate_isRefusedOrRendered_neverCrashes(_ index: Int) async {
         await #expect(processExitsWith: .success) { [index] in
-            let source = Self.hostileTemplates[index]
+            let source = HostileInputTests.hostileTemplates[index]
             // On a thread with a small stack, like the plugin's network thread might have.
             let done = DispatchSemaphore(value: 0)
             let thread = Thread {
