@@ -80,7 +80,8 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HomeCore", "HomeStorage", "HearthAPI", "PluginHost", pluginKit, logging,
+                "HomeCore", "HearthAPI", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -110,7 +111,9 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthConfiguration", pluginKit, logging, grdb, metrics,
+                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
+                // `hearthd doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
+                "GPIOKit",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -121,9 +124,8 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit, "HomeCore", "HomeStorage", "HearthClient", "PluginHost", "HearthConfiguration",
-                // `hearth doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
-                "GPIOKit",
+                // A network client only: offline maintenance (doctor, backup, restore) is hearthd's.
+                "HearthClient", "HearthAPI", pluginKit,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings,
@@ -236,6 +238,7 @@ let package = Package(
             dependencies: [
                 "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, grdb, logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),

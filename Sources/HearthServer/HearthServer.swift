@@ -1,18 +1,14 @@
+public import HearthAPI
 public import HomeCore
-public import HomeStorage
 public import Logging
-public import PluginHost
 public import ServiceLifecycle
-import HearthAPI
 import HomeModel
 import Hummingbird
-import HummingbirdWebSocket
-import NIOCore
 
 /// The HTTP + WebSocket API under `/api/v1` (see `docs/api.md`), as a service.
 ///
 /// ```swift
-/// let server = HearthServer(core: core, access: access, configuration: .init(host: "127.0.0.1", port: 8080))
+/// let server = HearthServer(core: core, access: database.accessStore(), configuration: .init(host: "127.0.0.1", port: 8080))
 /// try await server.run()   // or add it to a ServiceGroup
 /// ```
 public struct HearthServer: Service {
@@ -53,9 +49,9 @@ public struct HearthServer: Service {
     }
 
     public let core: HomeCore
-    public let access: AccessStore
+    public let access: any AccessControl
     public let configuration: Configuration
-    let pluginStatuses: @Sendable () -> [PluginStatus]
+    let pluginStatuses: @Sendable () -> [WirePlugin]
     let loginLimiter: any AttemptLimiter
     let setupLimiter: any AttemptLimiter
     let appRequestLimiter: any AttemptLimiter
@@ -68,7 +64,8 @@ public struct HearthServer: Service {
     let consent = ConsentWaiters()
 
     /// - Parameters:
-    ///   - pluginStatuses: what `GET /plugins` reports.
+    ///   - access: users, tokens and grants (HomeStorage's `AccessStore`).
+    ///   - pluginStatuses: what `GET /plugins` and `/readyz` report, as wire values.
     ///   - loginLimiter: failed logins per user name and per address (default 5 a minute).
     ///   - setupLimiter: failed setup codes (default 5 in 15 minutes, for everyone together).
     ///   - appRequestLimiter: app access requests per address (default 10 in 10 minutes): the
@@ -78,8 +75,8 @@ public struct HearthServer: Service {
     ///   - metrics: renders what `GET /metrics` reports to admins (nil: no `/metrics` here;
     ///     see ``MetricsServer`` for a separate listener).
     public init(
-        core: HomeCore, access: AccessStore, configuration: Configuration = Configuration(),
-        pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
+        core: HomeCore, access: any AccessControl, configuration: Configuration = Configuration(),
+        pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
         recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
@@ -99,22 +96,7 @@ public struct HearthServer: Service {
 
     /// Runs until cancelled or until graceful shutdown.
     public func run() async throws {
-        let router = Router(context: APIRequestContext.self)
-        addRoutes(to: router)
-        let app = Application(
-            router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(
-                    ws: .init(maxFrameSize: configuration.maxWebSocketMessage, autoPing: .enabled(timePeriod: configuration.pingInterval)))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "hearthd"),
-            onServerRunning: { [logger, onListening] channel in
-                let port = channel.localAddress?.port ?? 0
-                logger.info("API listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
-                await onListening(port)
-            },
-            logger: logger)
-        try await app.runService()
+        try await application().runService()
     }
 
     /// Revokes a token everywhere: the store refuses it, the core ends its subscriptions and

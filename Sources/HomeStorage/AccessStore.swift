@@ -9,6 +9,9 @@ public import HomeModel
 /// app request secrets as their SHA-256. Every method is synchronous and thread-safe (GRDB
 /// serialises writes); failures are ``HomeError``s with a message a person can act on.
 ///
+/// It implements HomeCore's ``AccessControl``; the consent step's rules are HomeCore's
+/// ``ConsentWorkflow``.
+///
 /// ```swift
 /// var migrator = DatabaseMigrator()
 /// AccessStore.registerMigrations(in: &migrator)
@@ -16,7 +19,7 @@ public import HomeModel
 /// let access = AccessStore(writer: pool)
 /// if let code = try access.bootstrap() { print("setup code: \(code)") }
 /// ```
-public final class AccessStore: Sendable {
+public final class AccessStore: AccessControl {
     let writer: any DatabaseWriter
     /// PBKDF2 rounds for new password hashes (stored with each hash, so it can change).
     let passwordRounds: Int
@@ -299,8 +302,13 @@ public final class AccessStore: Sendable {
                 sql: "UPDATE access_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                 arguments: [self.now().timeIntervalSince1970, id])
             let changed = db.changesCount > 0
-            if changed {
-                try db.execute(sql: "UPDATE access_app_requests SET status = 'revoked' WHERE token_id = ?", arguments: [id])
+            if changed,
+                let row = try Row.fetchOne(db, sql: "SELECT id, status FROM access_app_requests WHERE token_id = ?", arguments: [id])
+            {
+                var flow = ConsentWorkflow(requestID: row["id"], status: try Self.status(row["status"]))
+                if flow.revoke() {
+                    try db.execute(sql: "UPDATE access_app_requests SET status = ? WHERE token_id = ?", arguments: [flow.status.rawValue, id])
+                }
             }
             return changed
         }
@@ -363,27 +371,26 @@ public final class AccessStore: Sendable {
     /// An admin approves a pending request with the scope they chose.
     public func approve(requestID: String, scope: GrantScope, by admin: String) throws(HomeError) -> AppRequest {
         let encoded = try Self.encodeJSON(scope)
-        try decide(requestID, status: .approved, scope: encoded, by: admin)
+        try decide(requestID, { flow throws(HomeError) in try flow.approve() }, scope: encoded, by: admin)
         return try appRequest(id: requestID)
     }
 
     /// An admin denies a pending request.
     public func deny(requestID: String, by admin: String) throws(HomeError) -> AppRequest {
-        try decide(requestID, status: .denied, scope: nil, by: admin)
+        try decide(requestID, { flow throws(HomeError) in try flow.deny() }, scope: nil, by: admin)
         return try appRequest(id: requestID)
     }
 
-    func decide(_ id: String, status: AppRequest.Status, scope: String?, by admin: String) throws(HomeError) {
+    func decide(_ id: String, _ transition: (inout ConsentWorkflow) throws(HomeError) -> Void, scope: String?, by admin: String) throws(HomeError) {
         try write { db in
             guard let current = try String.fetchOne(db, sql: "SELECT status FROM access_app_requests WHERE id = ?", arguments: [id]) else {
                 throw HomeError.notFound("no app request \(id)")
             }
-            guard current == AppRequest.Status.pending.rawValue else {
-                throw HomeError.conflict("app request \(id) was already decided (\(current))")
-            }
+            var flow = ConsentWorkflow(requestID: id, status: try Self.status(current))
+            try transition(&flow)
             try db.execute(
                 sql: "UPDATE access_app_requests SET status = ?, scope = ?, decided_by = ? WHERE id = ?",
-                arguments: [status.rawValue, scope, admin, id])
+                arguments: [flow.status.rawValue, scope, admin, id])
         }
     }
 
@@ -397,18 +404,14 @@ public final class AccessStore: Sendable {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM access_app_requests WHERE id = ?", arguments: [requestID]) else {
                 throw HomeError.notFound("no app request \(requestID)")
             }
-            switch AppRequest.Status(rawValue: row["status"]) ?? .denied {
-            case .pending: return nil
-            case .denied: throw HomeError.permissionDenied("an admin denied this app's request")
-            case .revoked: throw HomeError.permissionDenied("this app's grant was revoked")
-            case .issued: throw HomeError.conflict("this request's token was already collected; ask for access again")
-            case .approved:
-                let scope = try Self.decodeScope(row["scope"]) ?? GrantScope(deviceTypes: [], includeSensitive: false, canControl: false)
-                let token = try self.issue(db, kind: "app", subject: row["app_name"], role: .app, scope: scope, requestID: requestID)
-                try db.execute(
-                    sql: "UPDATE access_app_requests SET status = 'issued', token_id = ? WHERE id = ?", arguments: [token.id, requestID])
-                return token
-            }
+            var flow = ConsentWorkflow(requestID: requestID, status: try Self.status(row["status"]))
+            guard try flow.claim() else { return nil }
+            let scope = try Self.decodeScope(row["scope"]) ?? GrantScope(deviceTypes: [], includeSensitive: false, canControl: false)
+            let token = try self.issue(db, kind: "app", subject: row["app_name"], role: .app, scope: scope, requestID: requestID)
+            try db.execute(
+                sql: "UPDATE access_app_requests SET status = ?, token_id = ? WHERE id = ?",
+                arguments: [flow.status.rawValue, token.id, requestID])
+            return token
         }
     }
 
@@ -490,6 +493,14 @@ public final class AccessStore: Sendable {
         }
     }
 
+    /// A stored request status; an unknown one is a damaged database, not a denial.
+    static func status(_ text: String) throws(HomeError) -> AppRequest.Status {
+        guard let status = AppRequest.Status(rawValue: text) else {
+            throw .internal("the access database holds an unknown app request status '\(text)'")
+        }
+        return status
+    }
+
     static func decodeScope(_ text: String?) throws -> GrantScope? {
         guard let text else { return nil }
         return try JSONDecoder().decode(GrantScope.self, from: Data(text.utf8))
@@ -520,5 +531,29 @@ extension AccessStore {
     /// Reads from the database once: throws when the storage cannot answer (for `/readyz`).
     public func checkReadable() throws(HomeError) {
         _ = try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_users") }
+    }
+}
+
+extension AccessStore {
+    /// An access store on a private in-memory SQLite database, with its tables: for tests and
+    /// tools that need the real store without a file.
+    public static func inMemory(passwordRounds: Int = 600_000, now: @escaping @Sendable () -> Date = { Date() }) throws(HomeError) -> AccessStore {
+        do {
+            let queue = try DatabaseQueue()
+            var migrator = DatabaseMigrator()
+            registerMigrations(in: &migrator)
+            try migrator.migrate(queue)
+            return AccessStore(writer: queue, passwordRounds: passwordRounds, now: now)
+        } catch {
+            throw .internal("could not open an in-memory access database: \(error)")
+        }
+    }
+}
+
+extension HearthDatabase {
+    /// The access store on this database. Open the database with
+    /// `extraMigrations: AccessStore.registerMigrations(in:)` so its tables exist.
+    public func accessStore(passwordRounds: Int = 600_000) -> AccessStore {
+        AccessStore(writer: pool, passwordRounds: passwordRounds)
     }
 }

@@ -1,24 +1,23 @@
 import Foundation
-import GRDB
+import HearthAPI
 import HearthConfiguration
 import HearthServer
 import HomeCore
 import HomeStorage
 import Logging
-import PluginHost
 
 /// Builds the API server of `server:` in hearth.yaml: opens the access database, creates the
 /// first admin on the first start and hands out its one-time setup code.
 enum APIServer {
     static func make(
-        _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [PluginStatus],
+        _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [WirePlugin],
         logger: Logger, recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
     ) throws -> HearthServer {
         let fm = FileManager.default
         try fm.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // Users, tokens and grants live in the same database as the layout (its migrator
         // registered the access tables through `extraMigrations`).
-        let access = AccessStore(writer: database.pool)
+        let access = database.accessStore()
         let codeFile = (settings.stateDirectory as NSString).appendingPathComponent("setup-code")
         if let code = try access.bootstrap() {
             _ = fm.createFile(atPath: codeFile, contents: Data((code + "\n").utf8), attributes: [.posixPermissions: 0o600])
