@@ -2,6 +2,7 @@ public import Foundation
 public import GRDB
 public import HomeCore
 public import HomeModel
+import Synchronization
 
 /// Users, password hashes, bearer tokens, app consent requests and grants, in SQLite.
 ///
@@ -24,6 +25,9 @@ public final class AccessStore: AccessControl {
     /// PBKDF2 rounds for new password hashes (stored with each hash, so it can change).
     let passwordRounds: Int
     let now: @Sendable () -> Date
+    /// A hash of no one's password with ``passwordRounds``: what a login for an unknown user (or
+    /// one without a password) is checked against, so it takes as long as a wrong password.
+    let decoyHash = Mutex<String?>(nil)
 
     /// - Parameters:
     ///   - writer: a GRDB pool or queue whose migrator ran ``registerMigrations(in:)``.
@@ -139,9 +143,13 @@ public final class AccessStore: AccessControl {
         let row = try read { db in
             try Row.fetchOne(db, sql: "SELECT role, password_hash FROM access_users WHERE username = ?", arguments: [username])
         }
-        guard let row, let stored = row["password_hash"] as String?, AccessSecrets.verifyPassword(password, against: stored),
-            let role = Principal.Role(rawValue: row["role"])
-        else {
+        // An unknown user costs the same PBKDF2 as a known one: the answer's timing must not
+        // tell whether the name exists.
+        let stored = row.flatMap { $0["password_hash"] as String? }
+        let against: String
+        if let stored { against = stored } else { against = try decoy() }
+        let matches = AccessSecrets.verifyPassword(password, against: against)
+        guard let row, stored != nil, matches, let role = Principal.Role(rawValue: row["role"]) else {
             throw HomeError(.unauthenticated, "wrong username or password")
         }
         return try write { db in try self.issue(db, kind: "user", subject: username, role: role, scope: nil, requestID: nil) }
@@ -461,6 +469,14 @@ public final class AccessStore: AccessControl {
                     decidedBy: $0["decided_by"], createdAt: Date(timeIntervalSince1970: $0["created_at"]))
             }
         }
+    }
+
+    /// The decoy hash, made once.
+    func decoy() throws(HomeError) -> String {
+        if let hash = decoyHash.withLock({ $0 }) { return hash }
+        let hash = try hashPassword(AccessSecrets.newToken(prefix: "decoy"))
+        decoyHash.withLock { $0 = hash }
+        return hash
     }
 
     func hashPassword(_ password: String) throws(HomeError) -> String {

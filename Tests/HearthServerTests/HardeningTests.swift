@@ -57,3 +57,20 @@ import Testing
         }
     }
 }
+
+extension HardeningTests {
+    @Test func a_websocket_from_another_sites_page_is_refused() async throws {
+        try await TestHome.inProcess { home in
+            let admin = try home.adminToken()
+            let client = try #require(home.client)
+            let foreign = try await client.execute(
+                uri: "/api/v1/ws?token=\(admin)", method: .get, headers: [.origin: "http://evil.example"]
+            ) { $0 }
+            #expect(foreign.status == .forbidden)
+            #expect(String(buffer: foreign.body).contains("evil.example"))
+            // Not a browser (no Origin): as before.
+            let tool = try await client.execute(uri: "/api/v1/ws", method: .get, headers: [.authorization: "Bearer \(admin)"]) { $0 }
+            #expect(tool.status != .forbidden && tool.status != .unauthorized, "\(tool.status)")
+        }
+    }
+}
