@@ -49,13 +49,18 @@ extension HearthServer {
     /// `run()` runs it; tests may call `.test(.router)` on it instead.
     public func application() -> some ApplicationProtocol {
         let router = self.router()
+        let webSocketResponder = router.buildResponder()
+        let limits = configuration.connections
+        let ws = WebSocketServerConfiguration(maxFrameSize: configuration.maxWebSocketMessage, autoPing: .enabled(timePeriod: configuration.pingInterval))
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(
-                    ws: .init(maxFrameSize: configuration.maxWebSocketMessage, autoPing: .enabled(timePeriod: configuration.pingInterval)))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "hearthd"),
+            server: limits.serverBuilder { responder in
+                HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder,
+                    configuration: .init(http1: .init(idleTimeout: limits.idleTimeAmount), ws: ws))
+            },
+            configuration: limits.serverConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), listener: "the API listener", logger: logger),
             onServerRunning: { [logger, onListening] channel in
                 let port = channel.localAddress?.port ?? 0
                 logger.info("API listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])

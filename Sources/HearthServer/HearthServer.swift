@@ -29,13 +29,15 @@ public struct HearthServer: Service {
         /// The web page's folder (index.html, app.js, ...), served at `/` and `/web/`; nil
         /// serves no page. See ``HearthServer/defaultWebDirectory(executable:)``.
         public var webDirectory: String?
+        /// Header and idle timeouts and the connection cap (`server:` in hearth.yaml).
+        public var connections: ConnectionLimits
 
         public static let defaultMaxBodySize = 64 * 1024
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = defaultMaxBodySize, maxWebSocketMessage: Int = 64 * 1024,
             pingInterval: Duration = .seconds(30), maxSubscriptionsPerSocket: Int = 64, maxConsentWait: Duration = .seconds(60),
-            webDirectory: String? = nil
+            webDirectory: String? = nil, connections: ConnectionLimits = ConnectionLimits()
         ) {
             self.host = host
             self.port = port
@@ -45,6 +47,7 @@ public struct HearthServer: Service {
             self.maxSubscriptionsPerSocket = maxSubscriptionsPerSocket
             self.maxConsentWait = maxConsentWait
             self.webDirectory = webDirectory
+            self.connections = connections
         }
     }
 

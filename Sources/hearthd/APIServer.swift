@@ -33,7 +33,19 @@ enum APIServer {
             logger.warning("no web page found beside the binary (Hearth_HearthServer.resources/Web or ../share/hearth/web); set server.web")
         }
         return HearthServer(
-            core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web), pluginStatuses: pluginStatuses,
+            core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web, connections: settings.connectionLimits),
+            pluginStatuses: pluginStatuses,
             logger: Logger(label: "hearth.server"), recentLog: recentLog, metrics: metrics)
+    }
+}
+
+extension HearthConfig.Server {
+    /// `server.headerTimeout`, `server.idleTimeout` and `server.maxConnections` over the defaults.
+    var connectionLimits: ConnectionLimits {
+        var limits = ConnectionLimits()
+        if let headerTimeout { limits.headerTimeout = .milliseconds(Int64(headerTimeout * 1000)) }
+        if let idleTimeout { limits.idleTimeout = .milliseconds(Int64(idleTimeout * 1000)) }
+        if let maxConnections { limits.maxConnections = maxConnections }
+        return limits
     }
 }
