@@ -70,7 +70,7 @@ public struct HearthServer: Service {
     ///   - access: users, tokens and grants (HomeStorage's `AccessStore`).
     ///   - pluginStatuses: what `GET /plugins` and `/readyz` report, as wire values.
     ///   - loginLimiter: failed logins per user name and per address (default 5 a minute).
-    ///   - setupLimiter: failed setup codes (default 5 in 15 minutes, for everyone together).
+    ///   - setupLimiter: failed setup codes per client address (default 5 in 15 minutes).
     ///   - appRequestLimiter: app access requests per address (default 10 in 10 minutes): the
     ///     one write anyone may make without signing in.
     ///   - onListening: called with the bound port once the server accepts connections.

@@ -13,8 +13,10 @@ struct AuthRoutes {
         let routes = RouteCollection(context: APIRequestContext.self)
         let server = self.server
         let limit = server.configuration.maxBodySize
-        routes.post("auth/setup") { request, _ in
-            try server.setupLimiter.check("setup")
+        routes.post("auth/setup") { request, context in
+            // Per client: one guesser locks out itself, not the owner finishing setup.
+            let key = "address:\(context.remoteAddress)"
+            try server.setupLimiter.check(key)
             let body = try await request.decodeStrict(SetupRequest.self, limit: limit)
             do {
                 let token = try await server.offload { () throws(HomeError) in
@@ -23,7 +25,8 @@ struct AuthRoutes {
                 server.logger.notice("setup finished: the first admin has a password")
                 return APIResponse.json(token.wire)
             } catch let e as HomeError where e.code == .unauthenticated {
-                server.setupLimiter.recordFailure("setup")
+                server.setupLimiter.recordFailure(key)
+                server.logger.notice("wrong setup code", metadata: ["address": "\(context.remoteAddress)"])
                 throw e
             }
         }
