@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// What keeps idle or slow clients from holding a listener's file descriptors: each connection
 /// must send a whole request head within `headerTimeout` of connecting, is closed after
@@ -23,8 +24,12 @@ public struct ConnectionLimits: Sendable, Equatable {
 
     /// The server that ``Application`` runs: `base`'s child channel behind the header deadline,
     /// with the idle timeout in `base`'s own HTTP/1 configuration.
-    func serverBuilder<Inner: ServerChildChannel>(_ base: @escaping @Sendable (@escaping HTTPChannelHandler.Responder) -> Inner) -> HTTPServerBuilder {
-        HTTPServerBuilder { [headerTimeout] responder in HeaderDeadlineChannel(inner: base(responder), headerTimeout: headerTimeout) }
+    func serverBuilder<Inner: ServerChildChannel>(
+        refusesUpgrade: (@Sendable (String, HTTPHeaders) -> Bool)? = nil, _ base: @escaping @Sendable (@escaping HTTPChannelHandler.Responder) -> Inner
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { [headerTimeout] responder in
+            HeaderDeadlineChannel(inner: base(responder), headerTimeout: headerTimeout, refusesUpgrade: refusesUpgrade)
+        }
     }
 
     /// The server configuration on `address`, with the connection cap (logged when reached as
@@ -67,11 +72,19 @@ struct HeaderDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
     let inner: Inner
     let headerTimeout: Duration
+    /// See ``RefusedUpgradeHandler``; nil on a listener without WebSockets.
+    var refusesUpgrade: (@Sendable (String, HTTPHeaders) -> Bool)? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(HeaderDeadlineHandler(timeout: headerTimeout, logger: logger), position: .first)
-        }.flatMap { inner.setup(channel: channel, logger: logger) }
+        }.flatMap { inner.setup(channel: channel, logger: logger) }.flatMapThrowing { value in
+            if let refusesUpgrade {
+                let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                try channel.pipeline.syncOperations.addHandler(RefusedUpgradeHandler(refuses: refusesUpgrade), position: .after(decoder))
+            }
+            return value
+        }
     }
 
     func handle(value: Value, logger: Logger) async { await inner.handle(value: value, logger: logger) }
@@ -135,5 +148,36 @@ final class HeaderDeadlineHandler: ChannelInboundHandler, RemovableChannelHandle
             deadline = nil
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
+    }
+}
+
+/// Hummingbird answers an upgrade its router refuses with a bare `400` before any middleware
+/// sees it. This handler, between the HTTP decoder and the upgrade handler, takes the
+/// `Upgrade` header off a WebSocket request that `refuses` (no or unknown token, a foreign
+/// page's `Origin`): the request then goes through the router as plain HTTP, which answers
+/// `401`/`403` with the JSON error every route uses.
+final class RefusedUpgradeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    let refuses: @Sendable (_ uri: String, _ headers: HTTPHeaders) -> Bool
+
+    init(refuses: @escaping @Sendable (_ uri: String, _ headers: HTTPHeaders) -> Bool) { self.refuses = refuses }
+
+    /// Only a connection's first request can be upgraded; after it this handler leaves the
+    /// pipeline (an upgraded connection then carries WebSocket frames, not HTTP parts).
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        if head.headers.contains(name: "upgrade"), refuses(head.uri, head.headers) {
+            head.headers.remove(name: "upgrade")
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+        } else {
+            context.fireChannelRead(data)
+        }
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }

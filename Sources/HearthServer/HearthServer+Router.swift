@@ -4,6 +4,8 @@ import HomeModel
 public import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import HummingbirdCore
+import NIOHTTP1
 
 extension HearthServer {
     /// The whole API as a router: every resource's route collection, behind the middlewares
@@ -54,7 +56,8 @@ extension HearthServer {
         let ws = WebSocketServerConfiguration(maxFrameSize: configuration.maxWebSocketMessage, autoPing: .enabled(timePeriod: configuration.pingInterval))
         return Application(
             router: router,
-            server: limits.serverBuilder { responder in
+            server: limits.serverBuilder(refusesUpgrade: { [access] uri, headers in Self.refusesUpgrade(uri: uri, headers: headers, access: access) }) {
+                responder in
                 HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder,
                     configuration: .init(http1: .init(idleTimeout: limits.idleTimeAmount), ws: ws))
@@ -67,6 +70,27 @@ extension HearthServer {
                 await onListening(port)
             },
             logger: logger)
+    }
+
+    /// Whether the router would refuse this WebSocket upgrade (see ``RefusedUpgradeHandler``):
+    /// no token, an unknown one, or a foreign page's `Origin`. The router gives the answer.
+    static func refusesUpgrade(uri: String, headers: HTTPHeaders, access: any AccessControl) -> Bool {
+        let parsed = URI(uri)
+        guard AuthMiddleware.takesQueryToken(parsed.path) else { return false }
+        var token: String?
+        if let header = headers.first(name: "authorization") {
+            guard header.lowercased().hasPrefix("bearer ") else { return true }
+            token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        } else {
+            token = parsed.queryParameters.get("token")
+        }
+        guard let token, !token.isEmpty, (try? access.authenticate(token: token)) != nil else { return true }
+        do {
+            try WebSocketRoute.checkOrigin(headers.first(name: "origin"), host: headers.first(name: "host"))
+            return false
+        } catch {
+            return true
+        }
     }
 
     /// Runs slow synchronous work (password hashing) on a dispatch thread, so it does not hold

@@ -26,10 +26,14 @@ struct WebSocketRoute {
     /// may, with the token in its URL. Clients that are not browsers send no `Origin`, or a
     /// `ws(s)://` one (swift-websocket's client does), which no page can send.
     static func checkOrigin(_ request: Request) throws(HomeError) {
-        guard let origin = request.headers[.origin] else { return }
+        try checkOrigin(request.headers[.origin], host: request.head.authority)
+    }
+
+    static func checkOrigin(_ origin: String?, host: String?) throws(HomeError) {
+        guard let origin else { return }
         let scheme = origin.prefix { $0 != ":" }.lowercased()
         guard scheme == "http" || scheme == "https" else { return }
-        let host = request.head.authority ?? ""
+        let host = host ?? ""
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
         guard !host.isEmpty, originHost.lowercased() == host.lowercased() else {
             throw .permissionDenied("a WebSocket from the page at \(origin) is refused: only hearthd's own page (\(host)) may open one")
