@@ -56,6 +56,26 @@ public struct GPIOLibrary: Sendable, Hashable, CustomStringConvertible {
         return KernelUAPI(kernel: release, chip: nil, v1: false, v2: false, error: why)
     }
 
+    /// What `hearth doctor` says about GPIO access below the chips: which libgpiod was found
+    /// (version, v1/v2 API, file) and which uAPIs the kernel serves. A problem when no library
+    /// is installed, or the kernel lacks the uAPI the library speaks.
+    ///
+    /// - Parameter dev: the folder with the GPIO character devices.
+    /// - Returns: whether it is a problem, and the explanation for a person.
+    public static func doctorReport(dev: String = "/dev") -> (isProblem: Bool, explanation: String) {
+        let library = current
+        let kernel = kernelUAPI(dev: dev)
+        guard library.api != nil else { return (true, "\(library.description); kernel GPIO uAPI: \(kernel)") }
+        let debounce = library.hasKernelDebounce ? "inputs are debounced by the kernel" : "inputs are debounced in software (the v1 API has no kernel debounce)"
+        var text = "\(library.description) from \(library.path); kernel GPIO uAPI: \(kernel); \(debounce)"
+        if kernel.error == nil, !kernel.serves(library) {
+            text += ". This kernel lacks the v\(library.api ?? 0) uAPI that library needs: "
+                + (library.api == 1 ? "install libgpiod3 (libgpiod 2, the v2 uAPI)" : "use a kernel of Linux 5.10 or later")
+            return (true, text)
+        }
+        return (false, text)
+    }
+
     /// The GPIO character-device uAPIs of the running kernel.
     public struct KernelUAPI: Sendable, Hashable, CustomStringConvertible {
         /// `uname -r`.
