@@ -194,7 +194,13 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
         let first = chips.withLock { c in c.watched[spec, default: []].insert(offset).inserted }
         guard first else { return }
         let chipName = chip.name
-        _ = chip.watchLine(offset) { [weak self] change in self?.lineChanged(change, chip: chipName, spec: spec) }
+        guard chip.watchLine(offset, onChange: { [weak self] change in self?.lineChanged(change, chip: chipName, spec: spec) }) else { return }
+        // Who holds it already (its request came before the watch).
+        if let holder = chip.consumer(ofLine: offset) {
+            chips.withLock { c in
+                if c.holders["\(spec)/\(offset)"] == nil { c.holders["\(spec)/\(offset)"] = holder }
+            }
+        }
     }
 
     func lineChanged(_ change: GPIOLineChange, chip chipName: String, spec: String) {
@@ -209,8 +215,8 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
             let verdict = GPIOLineHolders.scan().holder(chip: chipName, offset: change.offset, consumer: change.consumer)
             context.log(.info, "GPIO: \(place) was requested by '\(change.consumer)'\(GPIOLineHolders.logPhrase(verdict))", device: waiting.first?.localID)
         case .released:
-            let previous = chips.withLock { $0.holders.removeValue(forKey: key) }
-            guard let previous, !previous.hasPrefix("hearth:") else { return }
+            let previous = chips.withLock { $0.holders.removeValue(forKey: key) } ?? "another process"
+            guard !previous.hasPrefix("hearth:") else { return }
             let then = waiting.isEmpty ? "" : "; requesting it for \(waiting.map { "'\($0.localID)'" }.joined(separator: ", ")) now"
             context.log(.info, "GPIO: \(place) was released by '\(previous)'\(then)", device: waiting.first?.localID)
             guard !waiting.isEmpty else { return }

@@ -49,8 +49,9 @@ public struct GPIOLibrary: Sendable, Hashable, CustomStringConvertible {
         var lastError: Int32 = ENOENT
         for chip in chips {
             let r = hg_kernel_uapi("\(dev)/\(chip)")
-            if r >= 0 { return KernelUAPI(kernel: release, chip: chip, v1: r & 1 != 0, v2: r & 2 != 0, error: nil) }
-            lastError = -r
+            if r > 0 { return KernelUAPI(kernel: release, chip: chip, v1: r & 1 != 0, v2: r & 2 != 0, error: nil) }
+            // 0: it opened, but answered neither uAPI: not a GPIO character device.
+            lastError = r == 0 ? ENOTTY : -r
         }
         let why = chips.isEmpty ? "no \(dev)/gpiochip* device" : "cannot open \(dev)/\(chips[0]): \(String(cString: strerror(lastError)))"
         return KernelUAPI(kernel: release, chip: nil, v1: false, v2: false, error: why)
