@@ -12,7 +12,8 @@ import Testing
         var guard_ = ChatterGuard<Instant>(limit: 4, window: .seconds(10), quiet: .seconds(10), initial: false)
         for (i, level) in [true, false, true, false].enumerated() {
             let change = LevelChange(level: level, timestampNanoseconds: UInt64(i))
-            #expect(guard_.change(change, at: at(i * 1000)) == .pass(change))
+            let got1 = guard_.change(change, at: at(i * 1000))
+            #expect(got1 == .pass(change))
         }
         #expect(!guard_.isChattering)
         #expect(guard_.deadline == nil)
@@ -31,7 +32,8 @@ import Testing
         while ms < 60_000 + 180_000 {
             level.toggle()
             _ = debouncer.edge(level, at: at(ms), timestamp: UInt64(ms))
-            let change = try #require(debouncer.tick(at(ms + 20)))
+            let ticked = debouncer.tick(at(ms + 20))
+            let change = try #require(ticked)
             switch guard_.change(change, at: at(ms + 20)) {
             case .pass(let c): passed.append(c.level)
             case .tripped(let restore):
@@ -39,7 +41,8 @@ import Testing
                 if let r = restore { restored.append(r.level) }
             case .suppressed: break
             }
-            #expect(guard_.tick(at(ms + 20)) == nil, "still chattering")
+            let got2 = guard_.tick(at(ms + 20))
+            #expect(got2 == nil, "still chattering")
             ms += 25
         }
         #expect(trips == 1, "one warning for the whole chatter")
@@ -50,7 +53,8 @@ import Testing
         // The contact settles (true) and holds: after the quiet period it counts again.
         let last = ms - 25
         #expect(guard_.deadline == at(last + 20).advanced(by: .seconds(10)))
-        #expect(guard_.tick(at(last + 20 + 9_999)) == nil)
+        let got3 = guard_.tick(at(last + 20 + 9_999))
+        #expect(got3 == nil)
         let ended = guard_.tick(at(last + 20 + 10_000))
         #expect(ended == .some(level == false ? nil : LevelChange(level: true, timestampNanoseconds: UInt64(last))))
         #expect(!guard_.isChattering)
@@ -62,13 +66,19 @@ import Testing
         _ = guard_.change(LevelChange(level: true, timestampNanoseconds: 1), at: at(0))
         _ = guard_.change(LevelChange(level: false, timestampNanoseconds: 2), at: at(100))
         // third change within a second: chatter; the steady level is the initial false
-        #expect(guard_.change(LevelChange(level: true, timestampNanoseconds: 3), at: at(200)) == .tripped(restore: nil))
-        #expect(guard_.change(LevelChange(level: false, timestampNanoseconds: 4), at: at(300)) == .suppressed)
-        #expect(guard_.change(LevelChange(level: true, timestampNanoseconds: 5), at: at(400)) == .suppressed)
-        #expect(guard_.tick(at(5_399)) == nil)
-        #expect(guard_.tick(at(5_400)) == .some(LevelChange(level: true, timestampNanoseconds: 5)))
+        let got4 = guard_.change(LevelChange(level: true, timestampNanoseconds: 3), at: at(200))
+        #expect(got4 == .tripped(restore: nil))
+        let got5 = guard_.change(LevelChange(level: false, timestampNanoseconds: 4), at: at(300))
+        #expect(got5 == .suppressed)
+        let got6 = guard_.change(LevelChange(level: true, timestampNanoseconds: 5), at: at(400))
+        #expect(got6 == .suppressed)
+        let got7 = guard_.tick(at(5_399))
+        #expect(got7 == nil)
+        let got8 = guard_.tick(at(5_400))
+        #expect(got8 == .some(LevelChange(level: true, timestampNanoseconds: 5)))
         let change = LevelChange(level: false, timestampNanoseconds: 6)
-        #expect(guard_.change(change, at: at(20_000)) == .pass(change))
+        let got9 = guard_.change(change, at: at(20_000))
+        #expect(got9 == .pass(change))
         #expect(guard_.steady == true, "true held for the quiet period before this change")
     }
 }
