@@ -181,7 +181,7 @@ extension GPIOKernelTests {
         #expect(uapi.v2 && uapi.serves(library), "\(uapi)")
         // The plugin .so says which library serves its chips.
         let chip = try #require(Self.chip)
-        let plugin = try Self.start([["id": "probe", "chip": .string(chip), "line": 5, "role": "contact"]])
+        let plugin = try Self.start([["id": "probe", "chip": .string(chip), "line": 5, "role": "contact", "name": "Probe", "room": "Hall"]])
         try await plugin.tap.waitForLog("hardware backend libgpiod \(library.version) (v\(library.api ?? 0) API")
         await plugin.stop()
     }
@@ -189,7 +189,7 @@ extension GPIOKernelTests {
     @Test func debounce_isTheKernels_withLibgpiod2_andInSoftware_withLibgpiod1() async throws {
         let sim = try SimChip(name: "debounce-\(getpid())", lines: 1)
         defer { sim.remove() }
-        let plugin = try Self.start([["id": "leak", "chip": .string(sim.chip), "line": 0, "role": "leak", "debounce": "100ms"]])
+        let plugin = try Self.start([["id": "leak", "chip": .string(sim.chip), "line": 0, "role": "leak", "debounce": "100ms", "name": "Leak", "room": "Hall"]])
         let leak = DeviceID(plugin: "gpio", local: "leak")
         let state = { @Sendable (d: HomeDevice) in d.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) }
         try await waitFor(plugin.home, leak) { state($0) == .bool(false) }
@@ -215,8 +215,8 @@ extension GPIOKernelTests {
         let sim = try SimChip(name: label, lines: 2, label: label)
         defer { sim.remove() }
         let plugin = try Self.start([
-            ["id": "door", "chip": .string(label), "line": 0, "role": "contact"],
-            ["id": "pump", "chip": .string(label), "line": 1, "role": "relay"],
+            ["id": "door", "chip": .string(label), "line": 0, "role": "contact", "name": "Door", "room": "Hall"],
+            ["id": "pump", "chip": .string(label), "line": 1, "role": "relay", "name": "Pump", "room": "Hall"],
         ])
         let door = DeviceID(plugin: "gpio", local: "door")
         let pump = DeviceID(plugin: "gpio", local: "pump")
@@ -246,7 +246,7 @@ extension GPIOKernelTests {
         let gpiomon = try Child("/usr/bin/gpiomon", [sim.chip, "1"])
         try lampWatch.waitUntilRequested()
         // Retried only every ten minutes: what happens sooner is the line-info watch's doing.
-        let plugin = try Self.start([["id": "lamp", "chip": .string(sim.chip), "line": 1, "status-line": 2, "role": "light"]], retry: "600s")
+        let plugin = try Self.start([["id": "lamp", "chip": .string(sim.chip), "line": 1, "status-line": 2, "role": "light", "name": "Lamp", "room": "Hall"]], retry: "600s")
         let lamp = DeviceID(plugin: "gpio", local: "lamp")
         try await waitFor(plugin.home, lamp) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
         try await plugin.tap.waitForLog("line 1 of GPIO chip \(sim.chip) (")
