@@ -166,12 +166,12 @@ let package = Package(
         .executableTarget(
             name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", pluginKit, logging],
             path: "Benchmarks/MQTTBenchmark", swiftSettings: settings),
-        // The GPIO plugin: libgpiod v1 behind a narrow C shim (CShim), the driver itself (Kit:
-        // backends, configuration, state machines; tests link it directly), and the .so's entry
-        // points (Plugin).
+        // The GPIO plugin: libgpiod behind a narrow C shim (CShim: it dlopens libgpiod 2 or 1.6
+        // at run time, so nothing links libgpiod), the driver itself (Kit: backends,
+        // configuration, state machines; tests link it directly), and the .so's entry points (Plugin).
         .target(
             name: "CHearthGPIO", path: "Plugins/GPIO/CShim",
-            linkerSettings: [.linkedLibrary("gpiod")]),
+            linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "GPIOKit", dependencies: [pluginKit, "CHearthGPIO"], path: "Plugins/GPIO/Kit", swiftSettings: settings),
         .target(
             name: "GPIOPlugin", dependencies: [pluginKit, "GPIOKit"], path: "Plugins/GPIO/Plugin", swiftSettings: settings,
