@@ -82,7 +82,8 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HomeCore", "HomeStorage", "HearthAPI", "PluginHost", pluginKit, logging,
+                "HomeCore", "HearthAPI", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -112,7 +113,9 @@ let package = Package(
         .executableTarget(
             name: "hearthd",
             dependencies: [
-                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthConfiguration", pluginKit, logging, grdb, metrics,
+                "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
+                // `hearthd doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
+                "GPIOKit",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -123,9 +126,8 @@ let package = Package(
         .executableTarget(
             name: "hearth",
             dependencies: [
-                pluginKit, "HomeCore", "HomeStorage", "HearthClient", "PluginHost", "HearthConfiguration",
-                // `hearth doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
-                "GPIOKit",
+                // A network client only: offline maintenance (doctor, backup, restore) is hearthd's.
+                "HearthClient", "HearthAPI", pluginKit,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings,
@@ -171,12 +173,12 @@ let package = Package(
             name: "MQTTFuzz", dependencies: ["MQTTPlugin", "PluginHost", pluginKit], path: "Benchmarks/MQTTFuzz/Kit",
             swiftSettings: settings),
         .executableTarget(name: "mqtt-fuzz", dependencies: ["MQTTFuzz"], path: "Benchmarks/MQTTFuzz/Main", swiftSettings: settings),
-        // The GPIO plugin: libgpiod v1 behind a narrow C shim (CShim), the driver itself (Kit:
-        // backends, configuration, state machines; tests link it directly), and the .so's entry
-        // points (Plugin).
+        // The GPIO plugin: libgpiod behind a narrow C shim (CShim: it dlopens libgpiod 2 or 1.6
+        // at run time, so nothing links libgpiod), the driver itself (Kit: backends,
+        // configuration, state machines; tests link it directly), and the .so's entry points (Plugin).
         .target(
             name: "CHearthGPIO", path: "Plugins/GPIO/CShim",
-            linkerSettings: [.linkedLibrary("gpiod")]),
+            linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "GPIOKit", dependencies: [pluginKit, "CHearthGPIO"], path: "Plugins/GPIO/Kit", swiftSettings: settings),
         .target(
             name: "GPIOPlugin", dependencies: [pluginKit, "GPIOKit"], path: "Plugins/GPIO/Plugin", swiftSettings: settings,
@@ -243,6 +245,7 @@ let package = Package(
             dependencies: [
                 "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, grdb, logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),

@@ -4,7 +4,7 @@ public import HomeModel
 public struct WireAttribute: Hashable, Sendable, Codable {
     public let id: AttributeID
     public let name: String?
-    public let value: Value
+    public internal(set) var value: Value
     public let unit: String?
 }
 
@@ -13,7 +13,7 @@ public struct WireTrait: Hashable, Sendable, Codable {
     public let id: TraitID
     public let name: String?
     public let sourceConnectivity: SourceConnectivity
-    public let attributes: [WireAttribute]
+    public internal(set) var attributes: [WireAttribute]
 }
 
 /// A device type a device exposes.
@@ -22,7 +22,7 @@ public struct WireDeviceType: Hashable, Sendable, Codable {
     public let name: String?
     public let isPrimaryType: Bool
     public let sourceConnectivity: SourceConnectivity
-    public let traits: [WireTrait]
+    public internal(set) var traits: [WireTrait]
 }
 
 /// A device on the wire: identity, layout, metadata (primary type, connectivity, locality)
@@ -37,7 +37,7 @@ public struct WireDevice: Hashable, Sendable, Codable {
     public let model: String?
     public let primaryType: DeviceTypeID?
     public let sourceConnectivity: SourceConnectivity
-    public let types: [WireDeviceType]
+    public internal(set) var types: [WireDeviceType]
 
     /// The wire form of a snapshot, with names and units from the catalogue.
     public init(_ d: DeviceSnapshot, catalog: Catalog) {

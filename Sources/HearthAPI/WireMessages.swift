@@ -53,12 +53,20 @@ public struct WireErrorBody: Codable, Sendable {
 // MARK: - Requests
 
 /// A body the server checks key by key: unknown keys are refused, not ignored.
+///
+/// The allowed keys are the request's own `CodingKeys` (the ones Codable decodes), so the
+/// list of fields is written once.
 public protocol WireRequest: Codable, Sendable {
-    static var keys: Set<String> { get }
+    associatedtype CodingKeys: CodingKey & CaseIterable
+}
+
+extension WireRequest {
+    /// The keys a body of this request may contain.
+    public static var keys: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)) }
 }
 
 public struct SetupRequest: WireRequest {
-    public static let keys: Set<String> = ["code", "password"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case code, password }
     public let code: String
     public let password: String
     public init(code: String, password: String) {
@@ -68,7 +76,7 @@ public struct SetupRequest: WireRequest {
 }
 
 public struct LoginRequest: WireRequest {
-    public static let keys: Set<String> = ["username", "password"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case username, password }
     public let username: String
     public let password: String
     public init(username: String, password: String) {
@@ -78,11 +86,11 @@ public struct LoginRequest: WireRequest {
 }
 
 public struct UserRequest: WireRequest {
-    public static let keys: Set<String> = ["username", "password", "role"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case username, password, role }
     public let username: String
     public let password: String
-    public let role: String
-    public init(username: String, password: String, role: String) {
+    public let role: WireRole
+    public init(username: String, password: String, role: WireRole) {
         self.username = username
         self.password = password
         self.role = role
@@ -91,7 +99,7 @@ public struct UserRequest: WireRequest {
 
 /// `POST /auth/password`: a signed-in user changes their own password.
 public struct PasswordChangeRequest: WireRequest {
-    public static let keys: Set<String> = ["current", "new"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case current, new }
     public let current: String
     public let new: String
     public init(current: String, new: String) {
@@ -102,19 +110,19 @@ public struct PasswordChangeRequest: WireRequest {
 
 /// `PUT /users/{name}/password`: an admin sets a user's password.
 public struct PasswordResetRequest: WireRequest {
-    public static let keys: Set<String> = ["password"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case password }
     public let password: String
     public init(password: String) { self.password = password }
 }
 
 public struct NameRequest: WireRequest {
-    public static let keys: Set<String> = ["name"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case name }
     public let name: String
     public init(name: String) { self.name = name }
 }
 
 public struct RoomRequest: WireRequest {
-    public static let keys: Set<String> = ["name", "structure"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case name, structure }
     public let name: String
     public let structure: StructureID
     public init(name: String, structure: StructureID) {
@@ -125,7 +133,7 @@ public struct RoomRequest: WireRequest {
 
 /// `PATCH /devices/{id}`: rename and/or move. `room: null` takes it out of its room.
 public struct DevicePatchRequest: WireRequest {
-    public static let keys: Set<String> = ["name", "room"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case name, room }
     public let name: String?
     /// Absent: leave the room alone; `.null`: no room; a string: that room.
     public let room: Value?
@@ -133,7 +141,6 @@ public struct DevicePatchRequest: WireRequest {
         self.name = name
         self.room = room
     }
-    enum CodingKeys: String, CodingKey { case name, room }
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decodeIfPresent(String.self, forKey: .name)
@@ -151,7 +158,7 @@ public struct DevicePatchRequest: WireRequest {
 }
 
 public struct CommissionRequest: WireRequest {
-    public static let keys: Set<String> = ["name", "structure", "room", "primaryType"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case name, structure, room, primaryType }
     public let name: String
     public let structure: StructureID
     public let room: RoomID?
@@ -166,7 +173,7 @@ public struct CommissionRequest: WireRequest {
 
 /// `POST /commands`: `{device, type, trait, command, args}`.
 public struct CommandWireRequest: WireRequest {
-    public static let keys: Set<String> = ["device", "type", "trait", "command", "args"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case device, type, trait, command, args }
     public let device: DeviceID
     public let type: IDRef
     public let trait: IDRef
@@ -188,7 +195,7 @@ public struct CommandWireResponse: Codable, Sendable {
 
 /// `POST /attributes`: `{device, type, trait, attribute, value}`.
 public struct WriteWireRequest: WireRequest {
-    public static let keys: Set<String> = ["device", "type", "trait", "attribute", "value"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case device, type, trait, attribute, value }
     public let device: DeviceID
     public let type: IDRef
     public let trait: IDRef
@@ -205,7 +212,7 @@ public struct WriteWireRequest: WireRequest {
 
 /// An app asks for access (the start of the consent step).
 public struct AppAccessRequest: WireRequest {
-    public static let keys: Set<String> = ["name", "deviceTypes"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case name, deviceTypes }
     public let name: String
     public let deviceTypes: [IDRef]?
     public init(name: String, deviceTypes: [IDRef]?) {
@@ -216,7 +223,7 @@ public struct AppAccessRequest: WireRequest {
 
 /// An admin's decision on an app request: which device types, sensitive devices or not.
 public struct ApproveRequest: WireRequest {
-    public static let keys: Set<String> = ["deviceTypes", "includeSensitive", "canControl"]
+    public enum CodingKeys: String, CodingKey, CaseIterable { case deviceTypes, includeSensitive, canControl }
     /// nil: the types the app asked for (all, if it asked for none).
     public let deviceTypes: [IDRef]?
     public let includeSensitive: Bool?
@@ -234,8 +241,8 @@ public struct TokenResponse: Codable, Sendable {
     public let token: String
     public let tokenID: String
     public let principal: String
-    public let role: String
-    public init(token: String, tokenID: String, principal: String, role: String) {
+    public let role: WireRole
+    public init(token: String, tokenID: String, principal: String, role: WireRole) {
         self.token = token
         self.tokenID = tokenID
         self.principal = principal
@@ -257,10 +264,10 @@ public struct WireScope: Hashable, Codable, Sendable {
 
 public struct MeResponse: Codable, Sendable {
     public let principal: String
-    public let role: String
+    public let role: WireRole
     public let tokenID: String
     public let scope: WireScope?
-    public init(principal: String, role: String, tokenID: String, scope: WireScope?) {
+    public init(principal: String, role: WireRole, tokenID: String, scope: WireScope?) {
         self.principal = principal
         self.role = role
         self.tokenID = tokenID
@@ -270,10 +277,10 @@ public struct MeResponse: Codable, Sendable {
 
 public struct WireUser: Codable, Sendable, Hashable {
     public let username: String
-    public let role: String
+    public let role: WireRole
     public let hasPassword: Bool
     public let createdAt: Date
-    public init(username: String, role: String, hasPassword: Bool, createdAt: Date) {
+    public init(username: String, role: WireRole, hasPassword: Bool, createdAt: Date) {
         self.username = username
         self.role = role
         self.hasPassword = hasPassword
@@ -285,8 +292,7 @@ public struct WireAppRequest: Codable, Sendable, Hashable {
     public let id: String
     public let appName: String
     public let requestedDeviceTypes: [DeviceTypeID]
-    /// pending, approved, denied, issued, revoked.
-    public let status: String
+    public let status: WireAppRequestStatus
     public let scope: WireScope?
     public let decidedBy: String?
     public let createdAt: Date
@@ -296,7 +302,7 @@ public struct WireAppRequest: Codable, Sendable, Hashable {
     public let token: String?
     public let tokenID: String?
     public init(
-        id: String, appName: String, requestedDeviceTypes: [DeviceTypeID], status: String, scope: WireScope?, decidedBy: String?,
+        id: String, appName: String, requestedDeviceTypes: [DeviceTypeID], status: WireAppRequestStatus, scope: WireScope?, decidedBy: String?,
         createdAt: Date, secret: String? = nil, token: String? = nil, tokenID: String? = nil
     ) {
         self.id = id
@@ -327,15 +333,30 @@ public struct WireGrant: Codable, Sendable, Hashable {
     }
 }
 
+/// A plugin as `GET /plugins` and `/readyz` report it (hearthd maps the host's status to this).
 public struct WirePlugin: Codable, Sendable, Hashable {
+    /// Where a plugin is in its life.
+    public enum State: String, Codable, Sendable, Hashable, CaseIterable {
+        case starting, running, restarting
+        /// Failed too many times in a row; not restarted until the daemon restarts.
+        case parked
+        case stopped
+        /// Its section of `hearth.yaml` was refused; `lastError` says where and why.
+        case invalidConfiguration
+        /// The file was not loaded at all (not a plugin, wrong ABI or compiler, duplicate ID).
+        case refused
+        /// Switched off with `enabled: false`.
+        case disabled
+    }
+
     public let id: String
     public let name: String
     public let version: String
     public let path: String
-    public let state: String
+    public var state: State
     public let restarts: Int
     public let lastError: String?
-    public init(id: String, name: String, version: String, path: String, state: String, restarts: Int, lastError: String?) {
+    public init(id: String, name: String, version: String, path: String, state: State, restarts: Int = 0, lastError: String? = nil) {
         self.id = id
         self.name = name
         self.version = version
@@ -343,6 +364,44 @@ public struct WirePlugin: Codable, Sendable, Hashable {
         self.state = state
         self.restarts = restarts
         self.lastError = lastError
+    }
+}
+
+/// `POST /apps/requests/{id}/claim`: the app collects its token, waiting up to `waitSeconds`.
+public struct ClaimRequest: WireRequest {
+    public enum CodingKeys: String, CodingKey, CaseIterable { case secret, waitSeconds }
+    public let secret: String
+    public let waitSeconds: Int?
+    public init(secret: String, waitSeconds: Int? = nil) {
+        self.secret = secret
+        self.waitSeconds = waitSeconds
+    }
+}
+
+/// `POST /names/check`: is this name good for a device (in that room)?
+public struct NameCheckRequest: WireRequest {
+    public enum CodingKeys: String, CodingKey, CaseIterable { case name, room }
+    public let name: String
+    public let room: String?
+    public init(name: String, room: String? = nil) {
+        self.name = name
+        self.room = room
+    }
+}
+
+/// The verdict on a proposed name, with each broken rule in words.
+public struct NameCheckResponse: Codable, Sendable, Hashable {
+    public let name: String
+    public let valid: Bool
+    public let rules: [String]
+    public let warning: String?
+    public let suggestions: [String]
+    public init(name: String, valid: Bool, rules: [String], warning: String?, suggestions: [String]) {
+        self.name = name
+        self.valid = valid
+        self.rules = rules
+        self.warning = warning
+        self.suggestions = suggestions
     }
 }
 
@@ -364,65 +423,5 @@ public struct CommissionResponse: Codable, Sendable {
         self.device = device
         self.warning = warning
         self.suggestions = suggestions
-    }
-}
-
-// MARK: - WebSocket
-
-/// What a client sends on `/api/v1/ws`.
-///
-/// `{"type":"subscribe","id":"s1","query":"devices","mode":"stream"}`,
-/// `{"type":"subscribe","id":"d","query":"device","device":"demo:lamp"}`,
-/// `{"type":"unsubscribe","id":"s1"}`, `{"type":"ping","id":"p1"}`.
-public struct WSClientMessage: Codable, Sendable {
-    public static let keys: Set<String> = ["type", "id", "query", "mode", "device", "trait"]
-    /// subscribe, unsubscribe, ping.
-    public let type: String
-    public let id: String?
-    /// devices, discovered, rooms, structures, device, deviceUpdates, events.
-    public let query: String?
-    /// batched (default) or stream.
-    public let mode: String?
-    public let device: DeviceID?
-    public let trait: IDRef?
-    public init(type: String, id: String?, query: String? = nil, mode: String? = nil, device: DeviceID? = nil, trait: IDRef? = nil) {
-        self.type = type
-        self.id = id
-        self.query = query
-        self.mode = mode
-        self.device = device
-        self.trait = trait
-    }
-}
-
-/// What the server sends on `/api/v1/ws`, each tagged with the subscription's `id`.
-///
-/// - `snapshot`: the whole set (`devices`, `rooms` or `structures`) at `version`: first on
-///   subscribing, on every change in batched mode, and again when a slow stream fell behind.
-/// - `added` / `updated`: one element (`device`, `room` or `structure`); `removed`: its `key`.
-/// - `device`: one device's current state; `event`: a device event.
-/// - `changed`: for `deviceUpdates`, the `devices` whose state changed since the previous
-///   message (the first: every visible device), each once in its newest state, at `version`.
-/// - `end`: the subscription ended (`reason`); `error`: a request failed (`error`);
-///   `subscribed`, `unsubscribed`, `pong`: acknowledgements; `closing`: the server is about to
-///   close the socket (`error` says why, e.g. the token was revoked).
-public struct WSServerMessage: Codable, Sendable {
-    public var type: String
-    public var id: String?
-    public var version: UInt64?
-    public var devices: [WireDevice]?
-    public var rooms: [RoomSnapshot]?
-    public var structures: [StructureSnapshot]?
-    public var device: WireDevice?
-    public var room: RoomSnapshot?
-    public var structure: StructureSnapshot?
-    public var key: String?
-    public var event: WireEvent?
-    public var error: HomeError?
-    public var reason: String?
-
-    public init(type: String, id: String? = nil) {
-        self.type = type
-        self.id = id
     }
 }

@@ -56,7 +56,7 @@ extension Home {
 
     public func users() async throws(HomeError) -> [WireUser] { try await connection.send("GET", "users") }
 
-    public func addUser(_ username: String, password: String, role: String) async throws(HomeError) -> WireUser {
+    public func addUser(_ username: String, password: String, role: WireRole) async throws(HomeError) -> WireUser {
         try await connection.send("POST", "users", body: UserRequest(username: username, password: password, role: role))
     }
 

@@ -56,7 +56,7 @@ public struct Home: HomeBackend {
             let remaining = clock.now.duration(to: deadline)
             let wait = min(Int(remaining.components.seconds), 30)
             let (data, status) = try await anonymous.raw(
-                "POST", "apps/requests/\(segment(request.id))/claim", body: ClaimBody(secret: secret, waitSeconds: max(wait, 0)))
+                "POST", "apps/requests/\(segment(request.id))/claim", body: ClaimRequest(secret: secret, waitSeconds: max(wait, 0)))
             guard status == 200 else {
                 if wait <= 0 { break }
                 continue
@@ -73,11 +73,6 @@ public struct Home: HomeBackend {
             return Home(connection: anonymous.with(token: token), credentials: credentials, store: store)
         }
         throw .timeout("no admin decided on app request \(request.id) within \(maxWait)")
-    }
-
-    struct ClaimBody: Encodable, Sendable {
-        let secret: String
-        let waitSeconds: Int
     }
 
     /// Signs a user in with a password and stores the token.
@@ -147,31 +142,43 @@ public struct Home: HomeBackend {
     // MARK: - Queries
 
     /// Commissioned devices this session may see.
-    public func devices() -> RemoteQuery<HomeDevice> {
-        RemoteQuery(home: self, path: "devices", query: "devices") { m in
-            (m.devices ?? []).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
-        } element: { m in m.device.map { HomeDevice(snapshot: $0.snapshot, backend: self) } } decode: { data in
-            try HearthConnection.decoder.decode([WireDevice].self, from: data).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
-        }
-    }
+    public func devices() -> RemoteQuery<HomeDevice> { deviceQuery(path: "devices", SubscriptionQuery.devices) }
 
     /// Devices waiting to be commissioned (admins; empty for others).
-    public func discoveredDevices() -> RemoteQuery<HomeDevice> {
-        RemoteQuery(home: self, path: "discovered", query: "discovered") { m in
-            (m.devices ?? []).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
-        } element: { m in m.device.map { HomeDevice(snapshot: $0.snapshot, backend: self) } } decode: { data in
+    public func discoveredDevices() -> RemoteQuery<HomeDevice> { deviceQuery(path: "discovered", SubscriptionQuery.discovered) }
+
+    func deviceQuery(path: String, _ query: @escaping @Sendable (SubscriptionMode) -> SubscriptionQuery) -> RemoteQuery<HomeDevice> {
+        RemoteQuery(home: self, path: path, query: query) { set in
+            guard case .devices(let d) = set else { return [] }
+            return d.map { HomeDevice(snapshot: $0.snapshot, backend: self) }
+        } element: { e in
+            guard case .device(let d) = e else { return nil }
+            return HomeDevice(snapshot: d.snapshot, backend: self)
+        } decode: { data in
             try HearthConnection.decoder.decode([WireDevice].self, from: data).map { HomeDevice(snapshot: $0.snapshot, backend: self) }
         }
     }
 
     public func structures() -> RemoteQuery<StructureSnapshot> {
-        RemoteQuery(home: self, path: "structures", query: "structures") { $0.structures ?? [] } element: { $0.structure } decode: {
+        RemoteQuery(home: self, path: "structures", query: SubscriptionQuery.structures) { set in
+            guard case .structures(let s) = set else { return [] }
+            return s
+        } element: { e in
+            guard case .structure(let s) = e else { return nil }
+            return s
+        } decode: {
             try HearthConnection.decoder.decode([StructureSnapshot].self, from: $0)
         }
     }
 
     public func rooms() -> RemoteQuery<RoomSnapshot> {
-        RemoteQuery(home: self, path: "rooms", query: "rooms") { $0.rooms ?? [] } element: { $0.room } decode: {
+        RemoteQuery(home: self, path: "rooms", query: SubscriptionQuery.rooms) { set in
+            guard case .rooms(let r) = set else { return [] }
+            return r
+        } element: { e in
+            guard case .room(let r) = e else { return nil }
+            return r
+        } decode: {
             try HearthConnection.decoder.decode([RoomSnapshot].self, from: $0)
         }
     }
@@ -185,11 +192,11 @@ public struct Home: HomeBackend {
     /// The device now and on every change; ends when it is removed or hidden, or the session is revoked.
     public func deviceUpdates(id: DeviceID) -> AsyncStream<HomeDevice> {
         let messages = WebSocketFeed.messages(
-            connection, subscribe: WSClientMessage(type: "subscribe", id: "device", query: "device", device: id), buffer: 1)
+            connection, subscribe: .subscribe(id: "device", .device(id)), buffer: 1)
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await m in messages {
-                    guard m.type == "device", let d = m.device else { break }
+                    guard case .device(_, let d) = m else { break }
                     continuation.yield(HomeDevice(snapshot: d.snapshot, backend: self))
                 }
                 continuation.finish()
@@ -204,11 +211,11 @@ public struct Home: HomeBackend {
     /// A consumer that falls far behind is resubscribed and gets every device again.
     public func changedDevices() -> AsyncStream<[HomeDevice]> {
         let messages = WebSocketFeed.messages(
-            connection, subscribe: WSClientMessage(type: "subscribe", id: "tiles", query: "deviceUpdates"), buffer: 256)
+            connection, subscribe: .subscribe(id: "tiles", .deviceUpdates), buffer: 256)
         return AsyncStream { continuation in
             let task = Task {
                 for await m in messages {
-                    guard m.type == "changed", let devices = m.devices else { break }
+                    guard case .changed(_, _, let devices) = m else { break }
                     continuation.yield(devices.map { HomeDevice(snapshot: $0.snapshot, backend: self) })
                 }
                 continuation.finish()
@@ -221,12 +228,12 @@ public struct Home: HomeBackend {
     public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> AsyncStream<DeviceEvent> {
         let messages = WebSocketFeed.messages(
             connection,
-            subscribe: WSClientMessage(type: "subscribe", id: "events", query: "events", device: device, trait: trait.map { .number($0.rawValue) }),
+            subscribe: .subscribe(id: "events", .events(device: device, trait: trait.map { .number($0.rawValue) })),
             buffer: 4096)
         return AsyncStream { continuation in
             let task = Task {
                 for await m in messages {
-                    guard m.type == "event", let e = m.event else { break }
+                    guard case .event(_, let e) = m else { break }
                     continuation.yield(e.model)
                 }
                 continuation.finish()
@@ -237,7 +244,14 @@ public struct Home: HomeBackend {
 
     /// The raw messages of one subscription (what `hearth watch` prints), until it ends.
     public func messages(_ subscribe: WSClientMessage) -> AsyncStream<WSServerMessage> {
-        WebSocketFeed.messages(connection, subscribe: subscribe, buffer: subscribe.mode == "stream" ? 4096 : 1)
+        let streams: Bool
+        switch subscribe {
+        case .subscribe(_, .devices(.stream)), .subscribe(_, .discovered(.stream)), .subscribe(_, .rooms(.stream)),
+            .subscribe(_, .structures(.stream)), .subscribe(_, .events), .subscribe(_, .deviceDeltas):
+            streams = true
+        default: streams = false
+        }
+        return WebSocketFeed.messages(connection, subscribe: subscribe, buffer: streams ? 4096 : 1)
     }
 
     // MARK: - HomeBackend (what typed traits call)

@@ -16,14 +16,16 @@ public enum RemoteChange<Element: Sendable>: Sendable {
 public struct RemoteQuery<Element: Sendable>: Sendable {
     let home: Home
     let path: String
-    let query: String
-    let set: @Sendable (WSServerMessage) -> [Element]
-    let element: @Sendable (WSServerMessage) -> Element?
+    /// The subscription for a mode (`SubscriptionQuery.devices`).
+    let query: @Sendable (SubscriptionMode) -> SubscriptionQuery
+    let set: @Sendable (SetSnapshot) -> [Element]
+    let element: @Sendable (SetElement) -> Element?
     let decode: @Sendable (Data) throws -> [Element]
 
     init(
-        home: Home, path: String, query: String, set: @escaping @Sendable (WSServerMessage) -> [Element],
-        element: @escaping @Sendable (WSServerMessage) -> Element?, decode: @escaping @Sendable (Data) throws -> [Element]
+        home: Home, path: String, query: @escaping @Sendable (SubscriptionMode) -> SubscriptionQuery,
+        set: @escaping @Sendable (SetSnapshot) -> [Element], element: @escaping @Sendable (SetElement) -> Element?,
+        decode: @escaping @Sendable (Data) throws -> [Element]
     ) {
         self.home = home
         self.path = path
@@ -47,13 +49,13 @@ public struct RemoteQuery<Element: Sendable>: Sendable {
     /// Ends when the session is revoked or the connection closes.
     public func batched() -> AsyncStream<[Element]> {
         let messages = WebSocketFeed.messages(
-            home.connection, subscribe: WSClientMessage(type: "subscribe", id: query, query: query, mode: "batched"), buffer: 1)
+            home.connection, subscribe: .subscribe(id: path, query(.batched)), buffer: 1)
         let set = self.set
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await m in messages {
-                    guard m.type == "snapshot" else { break }
-                    continuation.yield(set(m))
+                    guard case .snapshot(_, _, let snapshot) = m else { break }
+                    continuation.yield(set(snapshot))
                 }
                 continuation.finish()
             }
@@ -64,17 +66,17 @@ public struct RemoteQuery<Element: Sendable>: Sendable {
     /// The whole set now (as `.snapshot`), then only what changes.
     public func stream() -> AsyncStream<RemoteChange<Element>> {
         let messages = WebSocketFeed.messages(
-            home.connection, subscribe: WSClientMessage(type: "subscribe", id: query, query: query, mode: "stream"), buffer: 4096)
+            home.connection, subscribe: .subscribe(id: path, query(.stream)), buffer: 4096)
         let set = self.set
         let element = self.element
         return AsyncStream { continuation in
             let task = Task {
                 loop: for await m in messages {
-                    switch m.type {
-                    case "snapshot": continuation.yield(.snapshot(set(m), version: m.version ?? 0))
-                    case "added": if let e = element(m) { continuation.yield(.added(e)) }
-                    case "updated": if let e = element(m) { continuation.yield(.updated(e)) }
-                    case "removed": if let k = m.key { continuation.yield(.removed(k)) }
+                    switch m {
+                    case .snapshot(_, let version, let snapshot): continuation.yield(.snapshot(set(snapshot), version: version))
+                    case .added(_, let e): if let e = element(e) { continuation.yield(.added(e)) }
+                    case .updated(_, let e): if let e = element(e) { continuation.yield(.updated(e)) }
+                    case .removed(_, let key): continuation.yield(.removed(key))
                     default: break loop
                     }
                 }

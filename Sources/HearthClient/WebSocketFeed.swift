@@ -39,37 +39,46 @@ enum WebSocketFeed {
                         group.addTask {
                             var generation = 0
                             var current = subscribe.id ?? "s"
+                            // A stream that falls behind starts over (for the device feeds: every device again).
+                            let resyncs: SubscriptionQuery?
+                            switch subscribe {
+                            case .subscribe(_, let q):
+                                switch q {
+                                case .devices(.stream), .discovered(.stream), .rooms(.stream), .structures(.stream), .deviceUpdates, .deviceDeltas:
+                                    resyncs = q
+                                default: resyncs = nil
+                                }
+                            default: resyncs = nil
+                            }
                             func send(_ m: WSClientMessage) async -> Bool {
                                 guard let data = try? HearthConnection.encoder.encode(m) else { return false }
                                 return (try? await outbound.write(.text(String(decoding: data, as: UTF8.self)))) != nil
                             }
                             guard await send(subscribe) else { return }
                             do {
-                                for try await message in inbound.messages(maxSize: 1 << 24) {
+                                read: for try await message in inbound.messages(maxSize: 1 << 24) {
                                     guard case .text(let text) = message,
                                         let m = try? HearthConnection.decoder.decode(WSServerMessage.self, from: Data(text.utf8))
                                     else { continue }
-                                    if m.type == "closing" {
+                                    if case .closing = m {
                                         continuation.yield(m)
-                                        break
+                                        break read
                                     }
                                     guard m.id == current else { continue }
-                                    if m.type == "subscribed" || m.type == "unsubscribed" { continue }
-                                    if m.type == "end" || (m.type == "error") {
+                                    switch m {
+                                    case .subscribed, .unsubscribed: continue
+                                    case .end, .error:
                                         continuation.yield(m)
-                                        break
+                                        break read
+                                    default: break
                                     }
                                     let result = continuation.yield(m)
-                                    if subscribe.mode == "stream" || subscribe.query == "deviceUpdates", case .dropped = result {
-                                        // Fell behind: start over with a fresh snapshot (for
-                                        // deviceUpdates: every device again).
-                                        _ = await send(WSClientMessage(type: "unsubscribe", id: current))
+                                    if let resyncs, case .dropped = result {
+                                        // Fell behind: start over with a fresh snapshot.
+                                        _ = await send(.unsubscribe(id: current))
                                         generation += 1
                                         current = (subscribe.id ?? "s") + "~\(generation)"
-                                        let again = WSClientMessage(
-                                            type: "subscribe", id: current, query: subscribe.query, mode: subscribe.mode,
-                                            device: subscribe.device, trait: subscribe.trait)
-                                        guard await send(again) else { break }
+                                        guard await send(.subscribe(id: current, resyncs)) else { break read }
                                     }
                                 }
                             } catch {
@@ -82,9 +91,8 @@ enum WebSocketFeed {
                     }
                 }
             } catch {
-                var m = WSServerMessage(type: "error", id: subscribe.id)
-                m.error = HomeError(HearthConnection.unreachable, "the WebSocket to \(connection.webSocketURL) failed: \(error)")
-                continuation.yield(m)
+                continuation.yield(
+                    .error(id: subscribe.id, HomeError(HearthConnection.unreachable, "the WebSocket to \(connection.webSocketURL) failed: \(error)")))
             }
             continuation.finish()
         }

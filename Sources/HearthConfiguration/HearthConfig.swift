@@ -23,6 +23,11 @@ public struct HearthConfig: Sendable {
         public var stateDirectory: String
         /// The web page's folder (`server.web`); nil: the copy beside the binary.
         public var web: String? = nil
+        /// `server.headerTimeout`, `server.idleTimeout` (seconds) and `server.maxConnections`
+        /// (per listener, also the metrics one); nil: the server's defaults.
+        public var headerTimeout: Double? = nil
+        public var idleTimeout: Double? = nil
+        public var maxConnections: Int? = nil
     }
 
     /// Prometheus metrics (`metrics:`): on by default at the API's `/metrics` for admins;
@@ -116,8 +121,9 @@ public struct HearthConfig: Sendable {
         var server: Server?
         if let s = top["server"] {
             guard let map = s.objectValue else { throw problem("server", "expected a mapping with 'listen' (e.g. listen: 127.0.0.1:8080)") }
-            for key in map.keys.sorted() where !["listen", "stateDirectory", "web"].contains(key) {
-                throw problem("server.\(key)", "unknown key (known: listen, stateDirectory, web)")
+            let serverKeys = ["headerTimeout", "idleTimeout", "listen", "maxConnections", "stateDirectory", "web"]
+            for key in map.keys.sorted() where !serverKeys.contains(key) {
+                throw problem("server.\(key)", "unknown key (known: \(serverKeys.joined(separator: ", ")))")
             }
             var host = "127.0.0.1"
             var port = 8080
@@ -138,7 +144,24 @@ public struct HearthConfig: Sendable {
                 guard let s = w.stringValue else { throw problem("server.web", "expected the folder holding the web page's index.html") }
                 web = s.hasPrefix("/") ? s : (baseDir as NSString).appendingPathComponent(s)
             }
-            server = Server(host: host, port: port, stateDirectory: state, web: web)
+            var timeouts: [String: Double] = [:]
+            for key in ["headerTimeout", "idleTimeout"] {
+                guard let v = map[key] else { continue }
+                guard let seconds = v.doubleValue ?? v.intValue.map(Double.init), seconds.isFinite, seconds >= 0.1, seconds <= 86_400 else {
+                    throw problem("server.\(key)", "expected seconds from 0.1 to 86400 (got \(v))")
+                }
+                timeouts[key] = seconds
+            }
+            var maxConnections: Int?
+            if let v = map["maxConnections"] {
+                guard let n = v.intValue, n >= 1, n <= 1_000_000 else {
+                    throw problem("server.maxConnections", "expected a whole number from 1 to 1000000 (got \(v))")
+                }
+                maxConnections = Int(n)
+            }
+            server = Server(
+                host: host, port: port, stateDirectory: state, web: web, headerTimeout: timeouts["headerTimeout"],
+                idleTimeout: timeouts["idleTimeout"], maxConnections: maxConnections)
         }
 
         var metrics = Metrics()

@@ -1,6 +1,6 @@
 public import Hummingbird
 public import HummingbirdWebSocket
-public import HomeStorage
+public import HomeCore
 import NIOCore
 
 /// The request context of the API: who is asking (once the auth middleware ran) and from where.

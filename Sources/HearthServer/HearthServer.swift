@@ -1,18 +1,14 @@
+public import HearthAPI
 public import HomeCore
-public import HomeStorage
 public import Logging
-public import PluginHost
 public import ServiceLifecycle
-import HearthAPI
 import HomeModel
 import Hummingbird
-import HummingbirdWebSocket
-import NIOCore
 
 /// The HTTP + WebSocket API under `/api/v1` (see `docs/api.md`), as a service.
 ///
 /// ```swift
-/// let server = HearthServer(core: core, access: access, configuration: .init(host: "127.0.0.1", port: 8080))
+/// let server = HearthServer(core: core, access: database.accessStore(), configuration: .init(host: "127.0.0.1", port: 8080))
 /// try await server.run()   // or add it to a ServiceGroup
 /// ```
 public struct HearthServer: Service {
@@ -33,13 +29,15 @@ public struct HearthServer: Service {
         /// The web page's folder (index.html, app.js, ...), served at `/` and `/web/`; nil
         /// serves no page. See ``HearthServer/defaultWebDirectory(executable:)``.
         public var webDirectory: String?
+        /// Header and idle timeouts and the connection cap (`server:` in hearth.yaml).
+        public var connections: ConnectionLimits
 
         public static let defaultMaxBodySize = 64 * 1024
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = defaultMaxBodySize, maxWebSocketMessage: Int = 64 * 1024,
             pingInterval: Duration = .seconds(30), maxSubscriptionsPerSocket: Int = 64, maxConsentWait: Duration = .seconds(60),
-            webDirectory: String? = nil
+            webDirectory: String? = nil, connections: ConnectionLimits = ConnectionLimits()
         ) {
             self.host = host
             self.port = port
@@ -49,13 +47,14 @@ public struct HearthServer: Service {
             self.maxSubscriptionsPerSocket = maxSubscriptionsPerSocket
             self.maxConsentWait = maxConsentWait
             self.webDirectory = webDirectory
+            self.connections = connections
         }
     }
 
     public let core: HomeCore
-    public let access: AccessStore
+    public let access: any AccessControl
     public let configuration: Configuration
-    let pluginStatuses: @Sendable () -> [PluginStatus]
+    let pluginStatuses: @Sendable () -> [WirePlugin]
     let loginLimiter: any AttemptLimiter
     let setupLimiter: any AttemptLimiter
     let appRequestLimiter: any AttemptLimiter
@@ -68,9 +67,10 @@ public struct HearthServer: Service {
     let consent = ConsentWaiters()
 
     /// - Parameters:
-    ///   - pluginStatuses: what `GET /plugins` reports.
+    ///   - access: users, tokens and grants (HomeStorage's `AccessStore`).
+    ///   - pluginStatuses: what `GET /plugins` and `/readyz` report, as wire values.
     ///   - loginLimiter: failed logins per user name and per address (default 5 a minute).
-    ///   - setupLimiter: failed setup codes (default 5 in 15 minutes, for everyone together).
+    ///   - setupLimiter: failed setup codes per client address (default 5 in 15 minutes).
     ///   - appRequestLimiter: app access requests per address (default 10 in 10 minutes): the
     ///     one write anyone may make without signing in.
     ///   - onListening: called with the bound port once the server accepts connections.
@@ -78,8 +78,8 @@ public struct HearthServer: Service {
     ///   - metrics: renders what `GET /metrics` reports to admins (nil: no `/metrics` here;
     ///     see ``MetricsServer`` for a separate listener).
     public init(
-        core: HomeCore, access: AccessStore, configuration: Configuration = Configuration(),
-        pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
+        core: HomeCore, access: any AccessControl, configuration: Configuration = Configuration(),
+        pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
         recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
@@ -99,22 +99,7 @@ public struct HearthServer: Service {
 
     /// Runs until cancelled or until graceful shutdown.
     public func run() async throws {
-        let router = Router(context: APIRequestContext.self)
-        addRoutes(to: router)
-        let app = Application(
-            router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(
-                    ws: .init(maxFrameSize: configuration.maxWebSocketMessage, autoPing: .enabled(timePeriod: configuration.pingInterval)))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "hearthd"),
-            onServerRunning: { [logger, onListening] channel in
-                let port = channel.localAddress?.port ?? 0
-                logger.info("API listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
-                await onListening(port)
-            },
-            logger: logger)
-        try await app.runService()
+        try await application().runService()
     }
 
     /// Revokes a token everywhere: the store refuses it, the core ends its subscriptions and

@@ -1,6 +1,7 @@
 public import Logging
 public import ServiceLifecycle
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 
 /// Serves `GET /metrics` alone, without sign-in, on its own address (`metrics.listen` in
@@ -11,13 +12,15 @@ public struct MetricsServer: Service {
     let render: @Sendable () -> [UInt8]
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
+    let limits: ConnectionLimits
 
     public init(
-        host: String, port: Int, logger: Logger = Logger(label: "hearth.metrics"),
+        host: String, port: Int, limits: ConnectionLimits = ConnectionLimits(), logger: Logger = Logger(label: "hearth.metrics"),
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }, render: @escaping @Sendable () -> [UInt8]
     ) {
         self.host = host
         self.port = port
+        self.limits = limits
         self.render = render
         self.logger = logger
         self.onListening = onListening
@@ -27,7 +30,9 @@ public struct MetricsServer: Service {
         let router = Router()
         router.get("metrics") { [render] _, _ in Self.response(render()) }
         let app = Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "hearthd"),
+            router: router,
+            server: limits.serverBuilder { [limits] responder in HTTP1Channel(responder: responder, configuration: .init(idleTimeout: limits.idleTimeAmount)) },
+            configuration: limits.serverConfiguration(address: .hostname(host, port: port), listener: "the metrics listener", logger: logger),
             onServerRunning: { [logger, onListening] channel in
                 logger.info("metrics listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
                 await onListening(channel.localAddress?.port ?? 0)

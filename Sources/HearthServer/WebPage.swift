@@ -1,51 +1,80 @@
 import Foundation
-import HearthAPI
-import HomeCore
 import HomeModel
-import HomeStorage
 import Hummingbird
-import NIOCore
-
-/// Body of `POST /api/v1/names/check`.
-struct NameCheckRequest: WireRequest {
-    static let keys: Set<String> = ["name", "room"]
-    let name: String
-    let room: String?
-}
-
-/// The verdict on a proposed name, with each broken rule in words.
-struct NameCheckResponse: Codable, Sendable {
-    let name: String
-    let valid: Bool
-    let rules: [String]
-    let warning: String?
-    let suggestions: [String]
-}
+import Logging
+import NIOPosix
 
 /// The web page: plain HTML/CSS/JS modules served from a folder, no build step.
 ///
-/// The folder is `HearthServer.Configuration.webDirectory`; ``defaultWebDirectory()`` finds
-/// the copy SwiftPM puts beside the binary (`Hearth_HearthServer.resources/Web`) or an
-/// installed `../share/hearth/web`.
+/// The folder is `HearthServer.Configuration.webDirectory`; ``HearthServer/defaultWebDirectory(executable:)``
+/// finds the copy SwiftPM puts beside the binary (`Hearth_HearthServer.resources/Web`) or an
+/// installed `../share/hearth/web`. Hummingbird's `FileMiddleware` serves it (ranges, ETags,
+/// HEAD, `..` refused) over ``WebFiles``, which refuses hidden files and unknown types.
 enum WebPage {
+    /// The only file types served, with the type each is served as.
     static let contentTypes: [String: String] = [
         "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8",
         "svg": "image/svg+xml", "png": "image/png", "json": "application/json; charset=utf-8", "ico": "image/x-icon",
         "webmanifest": "application/manifest+json",
     ]
 
-    /// Reads `relative` under `root`; nil for anything outside it, hidden, unknown or missing.
-    static func file(_ relative: String, in root: String) -> Response? {
-        let parts = relative.split(separator: "/", omittingEmptySubsequences: true)
-        guard !parts.isEmpty, !parts.contains(where: { $0.hasPrefix(".") }),
-            let ext = parts.last?.split(separator: ".").last.map(String.init), let type = contentTypes[ext.lowercased()]
-        else { return nil }
-        let path = ([root] + parts.map(String.init)).joined(separator: "/")
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return Response(
-            status: .ok,
-            headers: [.contentType: type, .cacheControl: "no-cache", .init("X-Content-Type-Options")!: "nosniff"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    /// Whether a URL path (relative to the page's folder) may be served at all.
+    static func isServable(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard let last = parts.last, !parts.contains(where: { $0.hasPrefix(".") }) else { return false }
+        guard let dot = last.lastIndex(of: ".") else { return false }
+        return contentTypes[last[last.index(after: dot)...].lowercased()] != nil
+    }
+
+    /// Serves the page from `root`: `/` answers index.html, `/web/…` the folder's files.
+    static func serve(from root: String, on router: Router<APIRequestContext>, logger: Logger) {
+        let files = LocalFileSystem(rootFolder: root, threadPool: .singleton, logger: logger)
+        let types = Dictionary(uniqueKeysWithValues: contentTypes.compactMap { ext, type in MediaType(from: type).map { (ext, $0) } })
+        let cache = CacheControl([(MediaType(type: .any), [.noCache])])
+        router.add(
+            middleware: FileMiddleware<APIRequestContext, WebFiles>(
+                fileProvider: WebFiles(files: files, allowed: { $0 == "/" || $0 == "/index.html" }), cacheControl: cache,
+                searchForIndexHtml: true
+            ).withAdditionalMediaTypes(forFileExtensions: types))
+        router.add(
+            middleware: FileMiddleware<APIRequestContext, WebFiles>(
+                fileProvider: WebFiles(files: files, allowed: isServable), urlBasePath: "/web", cacheControl: cache
+            ).withAdditionalMediaTypes(forFileExtensions: types))
+    }
+}
+
+/// The page's folder as `FileMiddleware` sees it: only the paths `allowed` says, so hidden
+/// files and unknown types are not found rather than served.
+struct WebFiles: FileProvider {
+    typealias FileAttributes = LocalFileSystem.FileAttributes
+    typealias FileIdentifier = LocalFileSystem.FileIdentifier
+
+    let files: LocalFileSystem
+    let allowed: @Sendable (String) -> Bool
+
+    func getFileIdentifier(_ path: String) -> FileIdentifier? {
+        allowed(path) ? files.getFileIdentifier(path) : nil
+    }
+
+    func getAttributes(id: FileIdentifier) async throws -> FileAttributes? {
+        try await files.getAttributes(id: id)
+    }
+
+    func loadFile(id: FileIdentifier, context: some RequestContext) async throws -> ResponseBody {
+        try await files.loadFile(id: id, context: context)
+    }
+
+    func loadFile(id: FileIdentifier, range: ClosedRange<Int>, context: some RequestContext) async throws -> ResponseBody {
+        try await files.loadFile(id: id, range: range, context: context)
+    }
+}
+
+/// `X-Content-Type-Options: nosniff` on every answer: a browser takes each type as sent.
+struct NoSniffMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.init("X-Content-Type-Options")!] = "nosniff"
+        return response
     }
 }
 
@@ -60,32 +89,5 @@ extension HearthServer {
             exe.appendingPathComponent("../share/hearth/web").standardizedFileURL.path,
         ]
         return candidates.first { FileManager.default.fileExists(atPath: $0 + "/index.html") }
-    }
-
-    func addWebRoutes(to router: Router<APIRequestContext>, api: RouterGroup<APIRequestContext>) {
-        if let root = configuration.webDirectory {
-            router.get("/") { _, _ in
-                guard let r = WebPage.file("index.html", in: root) else { throw HomeError.notFound("the web page (index.html in \(root))") }
-                return r
-            }
-            router.get("web/**") { _, context in
-                let rest = context.parameters.getCatchAll().joined(separator: "/")
-                guard let r = WebPage.file(rest, in: root) else { throw HomeError.notFound("web/\(rest)") }
-                return r
-            }
-        }
-        api.get("logs") { request, context in
-            let s = try context.requireSession()
-            guard s.principal.role != .app else { throw HomeError.permissionDenied("apps cannot read the daemon's log") }
-            let limit = request.uri.queryParameters.get("limit").flatMap { Int($0) } ?? 200
-            return APIResponse.json(recentLog?.recent(limit) ?? [])
-        }
-        api.post("names/check") { request, context in
-            let home = try home(context)
-            let body = try await request.decodeStrict(NameCheckRequest.self, limit: configuration.maxBodySize)
-            let v = home.checkName(body.name, room: body.room.map { RoomID(rawValue: $0) })
-            return APIResponse.json(
-                NameCheckResponse(name: v.name, valid: v.isValid, rules: v.violations.map(\.rule), warning: v.warning, suggestions: v.suggestions))
-        }
     }
 }

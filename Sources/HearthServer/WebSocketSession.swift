@@ -2,12 +2,12 @@ import Foundation
 import HearthAPI
 import HomeCore
 import HomeModel
-import HomeStorage
 import HummingbirdWebSocket
 import NIOWebSocket
 
-/// One client's WebSocket: several subscriptions, each with its own id, pings, and a close
-/// the moment the session's token is revoked.
+/// One client's WebSocket: all its subscriptions, each with its own id, pings, and a close
+/// the moment the session's token is revoked. Messages are ``WSClientMessage`` in and
+/// ``WSServerMessage`` out.
 ///
 /// Every subscription reads the core's own per-subscriber buffer and awaits each write to
 /// the socket before reading the next update. A slow client therefore holds the core's
@@ -20,6 +20,13 @@ actor WebSocketSession {
     let home: Home
     var subscriptions: [String: Task<Void, Never>] = [:]
     var closed = false
+
+    /// How a subscription's source finished: the socket closed (nothing more to say), or the
+    /// end to report.
+    enum Finish: Sendable {
+        case socketClosed
+        case end(EndReason, String)
+    }
 
     init(server: HearthServer, session: AuthSession, outbound: WebSocketOutboundWriter) {
         self.server = server
@@ -62,7 +69,7 @@ actor WebSocketSession {
     func readLoop(_ inbound: WebSocketInboundStream) async throws {
         for try await message in inbound.messages(maxSize: server.configuration.maxWebSocketMessage) {
             guard case .text(let text) = message else {
-                await send(Self.error(nil, .invalidArgument("send JSON text messages, not binary")))
+                await send(.error(id: nil, .invalidArgument("send JSON text messages, not binary")))
                 continue
             }
             await handle(text)
@@ -72,179 +79,172 @@ actor WebSocketSession {
     func handle(_ text: String) async {
         let message: WSClientMessage
         do {
-            let data = Data(text.utf8)
-            let value = try? JSONDecoder().decode(Value.self, from: data)
-            guard let object = value?.objectValue else { throw HomeError.invalidArgument("a message must be a JSON object") }
-            let unknown = Set(object.keys).subtracting(WSClientMessage.keys).sorted()
-            guard unknown.isEmpty else {
-                throw HomeError.invalidArgument("unknown field(s) \(unknown.joined(separator: ", ")) in a WebSocket message")
-            }
-            do {
-                message = try JSONDecoder().decode(WSClientMessage.self, from: data)
-            } catch {
-                throw HomeError.invalidArgument("a message needs 'type' (subscribe, unsubscribe, ping) and the right field types")
-            }
+            message = try Self.decode(text)
         } catch {
-            await send(Self.error(nil, error as? HomeError ?? .invalidArgument("\(error)")))
+            await send(.error(id: Self.id(in: text), error))
             return
         }
-        switch message.type {
-        case "ping":
-            await send(WSServerMessage(type: "pong", id: message.id))
-        case "subscribe":
+        switch message {
+        case .ping(let id):
+            await send(.pong(id: id))
+        case .subscribe(let id, let query):
             do {
-                try subscribe(message)
-                await send(WSServerMessage(type: "subscribed", id: message.id))
+                try subscribe(id, query)
+                await send(.subscribed(id: id))
             } catch {
-                await send(Self.error(message.id, error))
+                await send(.error(id: id, error))
             }
-        case "unsubscribe":
-            guard let id = message.id, let task = subscriptions.removeValue(forKey: id) else {
-                await send(Self.error(message.id, .notFound("no subscription '\(message.id ?? "")' on this socket")))
+        case .unsubscribe(let id):
+            guard let task = subscriptions.removeValue(forKey: id) else {
+                await send(.error(id: id, .notFound("no subscription '\(id)' on this socket")))
                 return
             }
             task.cancel()
-            await send(WSServerMessage(type: "unsubscribed", id: id))
-        default:
-            await send(Self.error(message.id, .invalidArgument("unknown message type '\(message.type)' (use subscribe, unsubscribe, ping)")))
+            await send(.unsubscribed(id: id))
         }
     }
 
-    func subscribe(_ m: WSClientMessage) throws(HomeError) {
-        guard let id = m.id, (1...64).contains(id.count) else {
-            throw .invalidArgument("a subscription needs an 'id' of 1 to 64 characters")
+    /// A client message, strictly: a JSON object with known keys and a known `type`.
+    static func decode(_ text: String) throws(HomeError) -> WSClientMessage {
+        let data = Data(text.utf8)
+        let value = try? JSONDecoder().decode(Value.self, from: data)
+        guard let object = value?.objectValue else { throw .invalidArgument("a message must be a JSON object") }
+        let unknown = Set(object.keys).subtracting(WSClientMessage.keys).sorted()
+        guard unknown.isEmpty else {
+            throw .invalidArgument("unknown field(s) \(unknown.joined(separator: ", ")) in a WebSocket message")
         }
+        guard let type = object["type"]?.stringValue, let kind = WSClientMessage.Kind(rawValue: type) else {
+            let known = WSClientMessage.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .invalidArgument("unknown message type '\(object["type"]?.stringValue ?? "")' (use \(known))")
+        }
+        if kind == .subscribe {
+            if let mode = object["mode"], SubscriptionMode(rawValue: mode.stringValue ?? "") == nil {
+                throw .invalidArgument("mode must be 'batched' or 'stream' (got '\(mode.stringValue ?? "\(mode)")')")
+            }
+            if SubscriptionQuery.Name(rawValue: object["query"]?.stringValue ?? "") == nil {
+                let known = SubscriptionQuery.Name.allCases.map(\.rawValue).joined(separator: ", ")
+                throw .invalidArgument("query must be one of \(known) (got '\(object["query"]?.stringValue ?? "")')")
+            }
+            guard let id = object["id"]?.stringValue, (1...64).contains(id.count) else {
+                throw .invalidArgument("a subscription needs an 'id' of 1 to 64 characters")
+            }
+            if object["query"]?.stringValue == SubscriptionQuery.Name.device.rawValue, object["device"]?.stringValue == nil {
+                throw .invalidArgument("a 'device' subscription needs 'device' (a device ID)")
+            }
+        }
+        do {
+            return try JSONDecoder().decode(WSClientMessage.self, from: data)
+        } catch {
+            throw .invalidArgument("a \(kind.rawValue) message needs 'id' and the right field types")
+        }
+    }
+
+    /// The `id` of a message that could not be read, to tag its error.
+    static func id(in text: String) -> String? {
+        (try? JSONDecoder().decode(Value.self, from: Data(text.utf8)))?["id"]?.stringValue
+    }
+
+    func subscribe(_ id: String, _ query: SubscriptionQuery) throws(HomeError) {
         guard subscriptions[id] == nil else { throw .conflict("subscription '\(id)' already exists on this socket") }
         guard subscriptions.count < server.configuration.maxSubscriptionsPerSocket else {
             throw .invalidArgument("at most \(server.configuration.maxSubscriptionsPerSocket) subscriptions per socket")
         }
-        let stream: Bool
-        switch m.mode ?? "batched" {
-        case "batched": stream = false
-        case "stream": stream = true
-        default: throw .invalidArgument("mode must be 'batched' or 'stream' (got '\(m.mode ?? "")')")
-        }
         let catalog = server.core.catalog
         let home = self.home
-        let body: @Sendable () async -> String
-        switch m.query {
-        case "devices", "discovered":
-            let query = m.query == "devices" ? home.devices() : home.discoveredDevices()
-            let wire: @Sendable (HomeDevice) -> WireDevice = { WireDevice($0.snapshot, catalog: catalog) }
-            if stream {
-                body = { await self.pumpStream(id, query.stream(), wire) }
-            } else {
-                body = { await self.pumpBatched(id, query.batched(), wire) }
-            }
-        case "rooms":
-            let wire: @Sendable (RoomSnapshot) -> RoomSnapshot = { $0 }
-            if stream {
-                body = { await self.pumpStream(id, home.rooms().stream(), wire) }
-            } else {
-                body = { await self.pumpBatched(id, home.rooms().batched(), wire) }
-            }
-        case "structures":
-            let wire: @Sendable (StructureSnapshot) -> StructureSnapshot = { $0 }
-            if stream {
-                body = { await self.pumpStream(id, home.structures().stream(), wire) }
-            } else {
-                body = { await self.pumpBatched(id, home.structures().batched(), wire) }
-            }
-        case "device":
-            guard let device = m.device else { throw .invalidArgument("a 'device' subscription needs 'device' (a device ID)") }
-            _ = try home.currentDevice(id: device)
+        let device: @Sendable (HomeDevice) -> WireDevice = { WireDevice($0.snapshot, catalog: catalog) }
+        let body: @Sendable () async -> Finish
+        switch query {
+        case .devices(let mode), .discovered(let mode):
+            let source = query.name == .devices ? home.devices() : home.discoveredDevices()
+            body = { await self.pump(id, source, mode, wire: { .devices($0.map(device)) }, element: { .device(device($0)) }) }
+        case .rooms(let mode):
+            body = { await self.pump(id, home.rooms(), mode, wire: { .rooms($0) }, element: { .room($0) }) }
+        case .structures(let mode):
+            body = { await self.pump(id, home.structures(), mode, wire: { .structures($0) }, element: { .structure($0) }) }
+        case .device(let deviceID):
+            _ = try home.currentDevice(id: deviceID)
             body = {
-                for await d in home.device(id: device) {
-                    var out = WSServerMessage(type: "device", id: id)
-                    out.device = WireDevice(d.snapshot, catalog: catalog)
-                    guard await self.send(out) else { return "the socket closed" }
+                for await d in home.device(id: deviceID) {
+                    guard await self.send(.device(id: id, device(d))) else { return .socketClosed }
                 }
-                return "the device was removed or is no longer visible"
+                return await self.isLive ? .end(.deviceRemoved, "the device was removed or is no longer visible") : .end(.permissionDenied, "access was revoked")
             }
-        case "deviceUpdates":
+        case .deviceUpdates:
             // One subscription for every tile: all visible devices first, then the ones that
             // changed since the last message (the core coalesces per device while we write).
             body = {
                 for await changed in home.changedDevices() {
-                    var out = WSServerMessage(type: "changed", id: id)
-                    out.version = changed.version
-                    out.devices = changed.devices.map { WireDevice($0.snapshot, catalog: catalog) }
-                    guard await self.send(out) else { return "the socket closed" }
+                    guard await self.send(.changed(id: id, version: changed.version, devices: changed.devices.map(device))) else { return .socketClosed }
                 }
-                return "the subscription ended (revoked or shut down)"
+                return await self.endOfSource()
             }
-        case "events":
-            let trait = try m.trait.map { ref throws(HomeError) in try catalog.resolveTrait(ref) }
-            if let device = m.device { _ = try home.currentDevice(id: device) }
+        case .deviceDeltas:
+            // The same, as deltas: the client keeps each device and applies what changed.
             body = {
-                for await e in home.events(device: m.device, trait: trait) {
-                    var out = WSServerMessage(type: "event", id: id)
-                    out.event = WireEvent(e, catalog: catalog)
-                    guard await self.send(out) else { return "the socket closed" }
+                var seen: [DeviceID: WireDevice] = [:]
+                for await changed in home.changedDevices() {
+                    var deltas: [DeviceDelta] = []
+                    for d in changed.devices.map(device) {
+                        if let delta = DeviceDelta.between(seen[d.id], d) { deltas.append(delta) }
+                        seen[d.id] = d
+                    }
+                    if deltas.isEmpty && !seen.isEmpty { continue }
+                    guard await self.send(.delta(id: id, version: changed.version, changes: deltas)) else { return .socketClosed }
                 }
-                return "the subscription ended"
+                return await self.endOfSource()
             }
-        default:
-            throw .invalidArgument("query must be devices, discovered, rooms, structures, device, deviceUpdates or events (got '\(m.query ?? "")')")
+        case .events(let deviceID, let traitRef):
+            let trait = try traitRef.map { ref throws(HomeError) in try catalog.resolveTrait(ref) }
+            if let deviceID { _ = try home.currentDevice(id: deviceID) }
+            body = {
+                for await e in home.events(device: deviceID, trait: trait) {
+                    guard await self.send(.event(id: id, WireEvent(e, catalog: catalog))) else { return .socketClosed }
+                }
+                return await self.endOfSource()
+            }
         }
         subscriptions[id] = Task {
-            let reason = await body()
-            await self.ended(id, reason: reason)
+            let finish = await body()
+            await self.ended(id, finish)
         }
     }
 
-    func ended(_ id: String, reason: String) async {
-        guard subscriptions.removeValue(forKey: id) != nil else { return }
-        var out = WSServerMessage(type: "end", id: id)
-        out.reason = reason
-        await send(out)
+    /// Whether the session's token is still live (a source that finishes on revocation ends
+    /// with `permissionDenied`).
+    var isLive: Bool { (try? server.access.isLive(tokenID: session.tokenID)) == true }
+
+    func endOfSource() -> Finish {
+        isLive ? .end(.ended, "the subscription ended (shut down)") : .end(.permissionDenied, "access was revoked")
     }
 
-    nonisolated func pumpBatched<E: HomeElement, W: Encodable>(
-        _ id: String, _ updates: Updates<HomeSet<E>>, _ wire: @escaping @Sendable (E) -> W
-    ) async -> String where E.ID: Comparable {
-        for await set in updates {
-            guard await send(snapshot(id, set, wire)) else { return "the socket closed" }
-        }
-        return "the subscription ended (revoked or shut down)"
+    func ended(_ id: String, _ finish: Finish) async {
+        guard subscriptions.removeValue(forKey: id) != nil, case .end(let reason, let message) = finish else { return }
+        await send(.end(id: id, reason: reason, message: message))
     }
 
-    nonisolated func pumpStream<E: HomeElement, W: Encodable>(
-        _ id: String, _ updates: Updates<QueryChange<E>>, _ wire: @escaping @Sendable (E) -> W
-    ) async -> String where E.ID: Comparable {
-        for await change in updates {
-            let out: WSServerMessage
-            switch change {
-            case .snapshot(let set): out = snapshot(id, set, wire)
-            case .added(let e): out = element("added", id, wire(e))
-            case .updated(let e): out = element("updated", id, wire(e))
-            case .removed(let key):
-                var m = WSServerMessage(type: "removed", id: id)
-                m.key = "\(key)"
-                out = m
+    /// Sends a set subscription's updates: whole sets (`batched`) or changes (`stream`).
+    nonisolated func pump<E: HomeElement>(
+        _ id: String, _ query: Query<E>, _ mode: SubscriptionMode, wire: @escaping @Sendable ([E]) -> SetSnapshot,
+        element: @escaping @Sendable (E) -> SetElement
+    ) async -> Finish where E.ID: Comparable {
+        switch mode {
+        case .batched:
+            for await set in query.batched() {
+                guard await send(.snapshot(id: id, version: set.version, wire(set.sorted { $0.id < $1.id }))) else { return .socketClosed }
             }
-            guard await send(out) else { return "the socket closed" }
+        case .stream:
+            for await change in query.stream() {
+                let out: WSServerMessage
+                switch change {
+                case .snapshot(let set): out = .snapshot(id: id, version: set.version, wire(set.sorted { $0.id < $1.id }))
+                case .added(let e): out = .added(id: id, element(e))
+                case .updated(let e): out = .updated(id: id, element(e))
+                case .removed(let key): out = .removed(id: id, key: "\(key)")
+                }
+                guard await send(out) else { return .socketClosed }
+            }
         }
-        return "the subscription ended (revoked or shut down)"
-    }
-
-    nonisolated func snapshot<E: HomeElement, W: Encodable>(_ id: String, _ set: HomeSet<E>, _ wire: (E) -> W) -> WSServerMessage
-    where E.ID: Comparable {
-        var m = WSServerMessage(type: "snapshot", id: id)
-        m.version = set.version
-        let items = set.sorted { $0.id < $1.id }.map(wire)
-        m.devices = items as? [WireDevice]
-        m.rooms = items as? [RoomSnapshot]
-        m.structures = items as? [StructureSnapshot]
-        return m
-    }
-
-    nonisolated func element<W: Encodable>(_ type: String, _ id: String, _ item: W) -> WSServerMessage {
-        var m = WSServerMessage(type: type, id: id)
-        m.device = item as? WireDevice
-        m.room = item as? RoomSnapshot
-        m.structure = item as? StructureSnapshot
-        return m
+        return await endOfSource()
     }
 
     /// Sends one message; false once the socket is closed.
@@ -262,9 +262,7 @@ actor WebSocketSession {
     }
 
     func closeSocket(_ reason: HomeError) async {
-        var m = WSServerMessage(type: "closing")
-        m.error = reason
-        await send(m)
+        await send(.closing(reason))
         endAll()
         closed = true
         try? await outbound.close(.policyViolation, reason: String(reason.message.prefix(100)))
@@ -273,11 +271,5 @@ actor WebSocketSession {
     func endAll() {
         for task in subscriptions.values { task.cancel() }
         subscriptions.removeAll()
-    }
-
-    static func error(_ id: String?, _ error: HomeError) -> WSServerMessage {
-        var m = WSServerMessage(type: "error", id: id)
-        m.error = error
-        return m
     }
 }

@@ -2,12 +2,16 @@ public import Foundation
 public import GRDB
 public import HomeCore
 public import HomeModel
+import Synchronization
 
 /// Users, password hashes, bearer tokens, app consent requests and grants, in SQLite.
 ///
 /// Secrets are never stored: passwords as PBKDF2-HMAC-SHA256 hashes, tokens, setup codes and
 /// app request secrets as their SHA-256. Every method is synchronous and thread-safe (GRDB
 /// serialises writes); failures are ``HomeError``s with a message a person can act on.
+///
+/// It implements HomeCore's ``AccessControl``; the consent step's rules are HomeCore's
+/// ``ConsentWorkflow``.
 ///
 /// ```swift
 /// var migrator = DatabaseMigrator()
@@ -16,11 +20,14 @@ public import HomeModel
 /// let access = AccessStore(writer: pool)
 /// if let code = try access.bootstrap() { print("setup code: \(code)") }
 /// ```
-public final class AccessStore: Sendable {
+public final class AccessStore: AccessControl {
     let writer: any DatabaseWriter
     /// PBKDF2 rounds for new password hashes (stored with each hash, so it can change).
     let passwordRounds: Int
     let now: @Sendable () -> Date
+    /// A hash of no one's password with ``passwordRounds``: what a login for an unknown user (or
+    /// one without a password) is checked against, so it takes as long as a wrong password.
+    let decoyHash = Mutex<String?>(nil)
 
     /// - Parameters:
     ///   - writer: a GRDB pool or queue whose migrator ran ``registerMigrations(in:)``.
@@ -136,9 +143,13 @@ public final class AccessStore: Sendable {
         let row = try read { db in
             try Row.fetchOne(db, sql: "SELECT role, password_hash FROM access_users WHERE username = ?", arguments: [username])
         }
-        guard let row, let stored = row["password_hash"] as String?, AccessSecrets.verifyPassword(password, against: stored),
-            let role = Principal.Role(rawValue: row["role"])
-        else {
+        // An unknown user costs the same PBKDF2 as a known one: the answer's timing must not
+        // tell whether the name exists.
+        let stored = row.flatMap { $0["password_hash"] as String? }
+        let against: String
+        if let stored { against = stored } else { against = try decoy() }
+        let matches = AccessSecrets.verifyPassword(password, against: against)
+        guard let row, stored != nil, matches, let role = Principal.Role(rawValue: row["role"]) else {
             throw HomeError(.unauthenticated, "wrong username or password")
         }
         return try write { db in try self.issue(db, kind: "user", subject: username, role: role, scope: nil, requestID: nil) }
@@ -299,8 +310,13 @@ public final class AccessStore: Sendable {
                 sql: "UPDATE access_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                 arguments: [self.now().timeIntervalSince1970, id])
             let changed = db.changesCount > 0
-            if changed {
-                try db.execute(sql: "UPDATE access_app_requests SET status = 'revoked' WHERE token_id = ?", arguments: [id])
+            if changed,
+                let row = try Row.fetchOne(db, sql: "SELECT id, status FROM access_app_requests WHERE token_id = ?", arguments: [id])
+            {
+                var flow = ConsentWorkflow(requestID: row["id"], status: try Self.status(row["status"]))
+                if flow.revoke() {
+                    try db.execute(sql: "UPDATE access_app_requests SET status = ? WHERE token_id = ?", arguments: [flow.status.rawValue, id])
+                }
             }
             return changed
         }
@@ -363,27 +379,26 @@ public final class AccessStore: Sendable {
     /// An admin approves a pending request with the scope they chose.
     public func approve(requestID: String, scope: GrantScope, by admin: String) throws(HomeError) -> AppRequest {
         let encoded = try Self.encodeJSON(scope)
-        try decide(requestID, status: .approved, scope: encoded, by: admin)
+        try decide(requestID, { flow throws(HomeError) in try flow.approve() }, scope: encoded, by: admin)
         return try appRequest(id: requestID)
     }
 
     /// An admin denies a pending request.
     public func deny(requestID: String, by admin: String) throws(HomeError) -> AppRequest {
-        try decide(requestID, status: .denied, scope: nil, by: admin)
+        try decide(requestID, { flow throws(HomeError) in try flow.deny() }, scope: nil, by: admin)
         return try appRequest(id: requestID)
     }
 
-    func decide(_ id: String, status: AppRequest.Status, scope: String?, by admin: String) throws(HomeError) {
+    func decide(_ id: String, _ transition: (inout ConsentWorkflow) throws(HomeError) -> Void, scope: String?, by admin: String) throws(HomeError) {
         try write { db in
             guard let current = try String.fetchOne(db, sql: "SELECT status FROM access_app_requests WHERE id = ?", arguments: [id]) else {
                 throw HomeError.notFound("no app request \(id)")
             }
-            guard current == AppRequest.Status.pending.rawValue else {
-                throw HomeError.conflict("app request \(id) was already decided (\(current))")
-            }
+            var flow = ConsentWorkflow(requestID: id, status: try Self.status(current))
+            try transition(&flow)
             try db.execute(
                 sql: "UPDATE access_app_requests SET status = ?, scope = ?, decided_by = ? WHERE id = ?",
-                arguments: [status.rawValue, scope, admin, id])
+                arguments: [flow.status.rawValue, scope, admin, id])
         }
     }
 
@@ -397,18 +412,14 @@ public final class AccessStore: Sendable {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM access_app_requests WHERE id = ?", arguments: [requestID]) else {
                 throw HomeError.notFound("no app request \(requestID)")
             }
-            switch AppRequest.Status(rawValue: row["status"]) ?? .denied {
-            case .pending: return nil
-            case .denied: throw HomeError.permissionDenied("an admin denied this app's request")
-            case .revoked: throw HomeError.permissionDenied("this app's grant was revoked")
-            case .issued: throw HomeError.conflict("this request's token was already collected; ask for access again")
-            case .approved:
-                let scope = try Self.decodeScope(row["scope"]) ?? GrantScope(deviceTypes: [], includeSensitive: false, canControl: false)
-                let token = try self.issue(db, kind: "app", subject: row["app_name"], role: .app, scope: scope, requestID: requestID)
-                try db.execute(
-                    sql: "UPDATE access_app_requests SET status = 'issued', token_id = ? WHERE id = ?", arguments: [token.id, requestID])
-                return token
-            }
+            var flow = ConsentWorkflow(requestID: requestID, status: try Self.status(row["status"]))
+            guard try flow.claim() else { return nil }
+            let scope = try Self.decodeScope(row["scope"]) ?? GrantScope(deviceTypes: [], includeSensitive: false, canControl: false)
+            let token = try self.issue(db, kind: "app", subject: row["app_name"], role: .app, scope: scope, requestID: requestID)
+            try db.execute(
+                sql: "UPDATE access_app_requests SET status = ?, token_id = ? WHERE id = ?",
+                arguments: [flow.status.rawValue, token.id, requestID])
+            return token
         }
     }
 
@@ -460,6 +471,14 @@ public final class AccessStore: Sendable {
         }
     }
 
+    /// The decoy hash, made once.
+    func decoy() throws(HomeError) -> String {
+        if let hash = decoyHash.withLock({ $0 }) { return hash }
+        let hash = try hashPassword(AccessSecrets.newToken(prefix: "decoy"))
+        decoyHash.withLock { $0 = hash }
+        return hash
+    }
+
     func hashPassword(_ password: String) throws(HomeError) -> String {
         do {
             return try AccessSecrets.hashPassword(password, rounds: passwordRounds)
@@ -488,6 +507,14 @@ public final class AccessStore: Sendable {
         } catch {
             throw .internal("could not encode \(value): \(error)")
         }
+    }
+
+    /// A stored request status; an unknown one is a damaged database, not a denial.
+    static func status(_ text: String) throws(HomeError) -> AppRequest.Status {
+        guard let status = AppRequest.Status(rawValue: text) else {
+            throw .internal("the access database holds an unknown app request status '\(text)'")
+        }
+        return status
     }
 
     static func decodeScope(_ text: String?) throws -> GrantScope? {
@@ -520,5 +547,29 @@ extension AccessStore {
     /// Reads from the database once: throws when the storage cannot answer (for `/readyz`).
     public func checkReadable() throws(HomeError) {
         _ = try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_users") }
+    }
+}
+
+extension AccessStore {
+    /// An access store on a private in-memory SQLite database, with its tables: for tests and
+    /// tools that need the real store without a file.
+    public static func inMemory(passwordRounds: Int = 600_000, now: @escaping @Sendable () -> Date = { Date() }) throws(HomeError) -> AccessStore {
+        do {
+            let queue = try DatabaseQueue()
+            var migrator = DatabaseMigrator()
+            registerMigrations(in: &migrator)
+            try migrator.migrate(queue)
+            return AccessStore(writer: queue, passwordRounds: passwordRounds, now: now)
+        } catch {
+            throw .internal("could not open an in-memory access database: \(error)")
+        }
+    }
+}
+
+extension HearthDatabase {
+    /// The access store on this database. Open the database with
+    /// `extraMigrations: AccessStore.registerMigrations(in:)` so its tables exist.
+    public func accessStore(passwordRounds: Int = 600_000) -> AccessStore {
+        AccessStore(writer: pool, passwordRounds: passwordRounds)
     }
 }

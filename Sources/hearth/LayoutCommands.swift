@@ -1,112 +1,86 @@
 import ArgumentParser
 import Foundation
+import HearthAPI
+import HearthClient
 import HomeModel
-import HomeStorage
 
-/// Opens the database for a CLI command, turning errors into a clean exit.
-func openDatabase(_ path: String) throws -> HearthDatabase {
-    do {
-        return try HearthDatabase(path: path)
-    } catch {
-        FileHandle.standardError.write(Data("hearth: \(error.message)\n".utf8))
-        throw ExitCode(74)
-    }
-}
+// The layout: rooms and structures.
 
-func fail(_ error: HomeError) -> ExitCode {
-    FileHandle.standardError.write(Data("hearth: \(error.message)\n".utf8))
-    return ExitCode(error.code == .invalidArgument || error.code == .notFound ? 65 : 74)
-}
-
-/// `hearth backup`: writes the layout and device registry to a JSON file.
-struct BackupCommand: ParsableCommand {
+struct RoomsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "backup",
-        abstract: "Save the layout (structures, rooms, devices, commissioning) to a file.",
-        discussion: "Safe while hearthd runs: it reads one consistent snapshot of the database.")
+        commandName: "rooms", abstract: "List, add, rename or remove rooms.",
+        subcommands: [List.self, Add.self, Rename.self, Remove.self], defaultSubcommand: List.self)
 
-    @Option(help: "The database file.")
-    var database = "var/hearth.sqlite"
-
-    @Option(name: .shortAndLong, help: "The backup file to write (JSON).")
-    var output: String
-
-    func run() throws {
-        guard FileManager.default.fileExists(atPath: database) else {
-            throw fail(.notFound("\(database): no such database (give it with --database)"))
-        }
-        let db = try openDatabase(database)
-        do {
-            try db.backup(to: output)
-            let export = try db.exportLayout()
-            print("saved \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s) to \(output)")
-        } catch {
-            throw fail(error)
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        func run() async throws {
+            let rooms = try await options.home().rooms().list()
+            try options.output(rooms, columns: ["ID", "NAME", "STRUCTURE"]) { [$0.id.rawValue, $0.name, $0.structureID.rawValue] }
         }
     }
-}
-
-/// `hearth restore`: replaces the layout with a backup's.
-struct RestoreCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "restore",
-        abstract: "Replace the layout with one saved by `hearth backup`.",
-        discussion: """
-            Stop hearthd first (it refuses while hearthd runs on the database). A backup from a newer \
-            Hearth, or a database with a newer schema, is refused; nothing is changed then.
-            """)
-
-    @Option(help: "The database file (created if missing).")
-    var database = "var/hearth.sqlite"
-
-    @Option(name: .shortAndLong, help: "The backup file to read.")
-    var input: String
-
-    func run() throws {
-        do {
-            let lock = try DatabaseLock(database: database, holder: "hearth restore")
-            let db = try openDatabase(database)
-            let export = try db.readBackup(input)
-            try db.restore(export)
-            withExtendedLifetime(lock) {}
-            print("restored \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s) from \(input)")
-        } catch let error as HomeError {
-            throw fail(error)
+    struct Add: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        @Argument var name: String
+        @Option(help: "The structure ID.") var structure: String
+        func run() async throws {
+            let r = try await options.home().createRoom(named: name, in: StructureID(rawValue: structure))
+            try options.output(r, "Added room '\(r.name)' (\(r.id)).")
+        }
+    }
+    struct Rename: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        @Argument var id: String
+        @Argument var name: String
+        func run() async throws {
+            let r = try await options.home().renameRoom(RoomID(rawValue: id), to: name)
+            try options.output(r, "Renamed room \(r.id) to '\(r.name)'.")
+        }
+    }
+    struct Remove: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        @Argument var id: String
+        func run() async throws {
+            try await options.home().deleteRoom(RoomID(rawValue: id))
+            options.say("Removed room \(id); its devices stay in the structure.")
         }
     }
 }
 
-/// `hearth restore-on-start`: what an output does when hearthd starts.
-struct RestoreOnStartCommand: ParsableCommand {
+struct StructuresCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "restore-on-start",
-        abstract: "Set what an output (relay, lamp) does when hearthd starts: off, on, last, or none.",
-        discussion: "Takes effect at hearthd's next start. `last` brings it back as it was before.")
+        commandName: "structures", abstract: "List, add, rename or remove structures.",
+        subcommands: [List.self, Add.self, Rename.self, Remove.self], defaultSubcommand: List.self)
 
-    @Option(help: "The database file.")
-    var database = "var/hearth.sqlite"
-
-    @Argument(help: "The device ID, e.g. gpio:relay-1.")
-    var device: String
-
-    @Argument(help: "off, on, last, or none (leave it as the hardware starts).")
-    var setting: String
-
-    func run() throws {
-        let policy: RestoreOnStart?
-        if setting == "none" {
-            policy = nil
-        } else if let p = RestoreOnStart(rawValue: setting) {
-            policy = p
-        } else {
-            throw fail(.invalidArgument("'\(setting)' is not a setting; use off, on, last or none"))
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        func run() async throws {
+            let s = try await options.home().structures().list()
+            try options.output(s, columns: ["ID", "NAME"]) { [$0.id.rawValue, $0.name] }
         }
-        let db = try openDatabase(database)
-        do {
-            try db.setRestoreOnStart(policy, for: DeviceID(rawValue: device))
-        } catch {
-            throw fail(error)
+    }
+    struct Add: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        @Argument var name: String
+        func run() async throws {
+            let s = try await options.home().createStructure(named: name)
+            try options.output(s, "Added structure '\(s.name)' (\(s.id)).")
         }
-        print("\(device): restore on start \(setting)")
+    }
+    struct Rename: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        @Argument var id: String
+        @Argument var name: String
+        func run() async throws {
+            let s = try await options.home().renameStructure(StructureID(rawValue: id), to: name)
+            try options.output(s, "Renamed structure \(s.id) to '\(s.name)'.")
+        }
+    }
+    struct Remove: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        @Argument var id: String
+        func run() async throws {
+            try await options.home().deleteStructure(StructureID(rawValue: id))
+            options.say("Removed structure \(id); its devices are back in the discovered list.")
+        }
     }
 }

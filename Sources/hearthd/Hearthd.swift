@@ -20,7 +20,7 @@ struct Hearthd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
         abstract: "Hearth: bridges GPIO and MQTT hardware into one home model.",
-        subcommands: [PluginHostCommand.self])
+        subcommands: [PluginHostCommand.self, DoctorCommand.self, BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self])
 
     @Option(name: .shortAndLong, help: "The configuration file.")
     var config: String = "etc/hearth.yaml"
@@ -46,15 +46,21 @@ struct Hearthd: AsyncParsableCommand {
         sigaddset(&unblock, SIGTERM)
         sigaddset(&unblock, SIGINT)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        // A subcommand's options are its own: `hearthd doctor --config X` must not hand
+        // `--config` to the daemon's options of the same name.
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let subcommand = arguments.first.flatMap { name in Self.configuration.subcommands.first { $0._commandName == name } }
+        let type: any ParsableCommand.Type = subcommand ?? Self.self
+        let rest = subcommand == nil ? arguments : Array(arguments.dropFirst())
         do {
-            var command = try parseAsRoot()
+            var command = try type.parseAsRoot(rest)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            type.exit(withError: error)
         }
     }
 
@@ -167,11 +173,11 @@ struct Hearthd: AsyncParsableCommand {
         if let server = settings.server {
             services.append(
                 try APIServer.make(
-                    server, database: database, core: core, pluginStatuses: plan.registry.statusProvider, logger: logger,
+                    server, database: database, core: core, pluginStatuses: { plan.registry.statuses().map(\.wire) }, logger: logger,
                     recentLog: recentLog, metrics: renderMetrics))
         }
         if let renderMetrics, let host = settings.metrics.host, let port = settings.metrics.port {
-            services.append(MetricsServer(host: host, port: port, render: renderMetrics))
+            services.append(MetricsServer(host: host, port: port, limits: settings.server?.connectionLimits ?? ConnectionLimits(), render: renderMetrics))
         }
 
         // Last, so READY=1 goes out after everything above was handed to the group.

@@ -43,11 +43,11 @@ struct GPIOKernelTests {
         }
     }
 
-    static func start(_ lines: [Value]) throws -> Running {
+    static func start(_ lines: [Value], retry: String = "200ms") throws -> Running {
         let loaded = try PluginLoader.load(GPIOSimEnvironment.buildDirectory + "/libGPIOPlugin.so")
         let core = HomeCore()
         let configuration = PluginConfiguration(
-            value: ["lines": .list(lines), "retry": "200ms"], file: "hearth.yaml", keyPath: "plugins.gpio")
+            value: ["lines": .list(lines), "retry": .string(retry)], file: "hearth.yaml", keyPath: "plugins.gpio")
         try loaded.plugin.validate(configuration: configuration)
         let tap = Tap(core.context(for: "gpio", configuration: configuration))
         core.setCommandHandler(Handler(plugin: loaded.plugin, context: tap), for: "gpio")
@@ -168,6 +168,111 @@ struct GPIOKernelTests {
     }
 }
 
+extension GPIOKernelTests {
+    /// Which API `scripts/test-gpio-kernel` asked for in this pass (HEARTH_GPIO_EXPECT_API: 1 or 2).
+    static var expectedAPI: Int? { ProcessInfo.processInfo.environment["HEARTH_GPIO_EXPECT_API"].flatMap { Int($0) } }
+
+    @Test func theLibraryOfThisPass_isLoaded_andTheKernelServesIt() async throws {
+        let library = GPIOLibrary.current
+        #expect(library.api != nil, "\(library)")
+        if let expected = Self.expectedAPI { #expect(library.api == expected, "\(library)") }
+        #expect(library.description.contains("libgpiod \(library.version) (v\(library.api ?? 0) API"), "\(library)")
+        let uapi = GPIOLibrary.kernelUAPI()
+        #expect(uapi.v2 && uapi.serves(library), "\(uapi)")
+        // The plugin .so says which library serves its chips.
+        let chip = try #require(Self.chip)
+        let plugin = try Self.start([["id": "probe", "chip": .string(chip), "line": 5, "role": "contact", "name": "Probe", "room": "Hall"]])
+        try await plugin.tap.waitForLog("hardware backend libgpiod \(library.version) (v\(library.api ?? 0) API")
+        await plugin.stop()
+    }
+
+    @Test func debounce_isTheKernels_withLibgpiod2_andInSoftware_withLibgpiod1() async throws {
+        let sim = try SimChip(name: "debounce-\(getpid())", lines: 1)
+        defer { sim.remove() }
+        let plugin = try Self.start([["id": "leak", "chip": .string(sim.chip), "line": 0, "role": "leak", "debounce": "100ms", "name": "Leak", "room": "Hall"]])
+        let leak = DeviceID(plugin: "gpio", local: "leak")
+        let state = { @Sendable (d: HomeDevice) in d.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) }
+        try await waitFor(plugin.home, leak) { state($0) == .bool(false) }
+        // A glitch far shorter than the window, then a real change that holds.
+        try sim.setPull(0, "pull-up")
+        try sim.setPull(0, "pull-down")
+        try sim.setPull(0, "pull-up")
+        try await waitFor(plugin.home, leak) { state($0) == .bool(true) }
+        let delivered = plugin.tap.counted("events")
+        if GPIOLibrary.current.hasKernelDebounce {
+            // The kernel debounced: it delivered the one change that held, not the glitch.
+            #expect(delivered == 1, "hearth_gpio_events_total counts what the kernel delivered: \(delivered)")
+        } else {
+            #expect(delivered >= 1, "software debounce sees every edge the kernel delivers")
+        }
+        try sim.setPull(0, "pull-down")
+        try await waitFor(plugin.home, leak) { state($0) == .bool(false) }
+        await plugin.stop()
+    }
+
+    // Known bug (#15, open): with libgpiod 1.6 on a kernel gpio-sim chip, the contact goes offline
+    // when its chip is removed but the relay on the same chip never does (the simulated-chip test
+    // `chipThatDisappears_…` passes). Disabled so the rest of the kernel run stays meaningful.
+    @Test(.disabled("known bug: a removed chip's relay is not taken offline with libgpiod 1.6 (issue #15)"))
+    func aChipRemovedAndAddedAgain_takesItsDevicesOffline_andBackOnline() async throws {
+        let label = "hearth-gone-\(getpid())"
+        let sim = try SimChip(name: label, lines: 2, label: label)
+        defer { sim.remove() }
+        let plugin = try Self.start([
+            ["id": "door", "chip": .string(label), "line": 0, "role": "contact", "name": "Door", "room": "Hall"],
+            ["id": "pump", "chip": .string(label), "line": 1, "role": "relay", "name": "Pump", "room": "Hall"],
+        ])
+        let door = DeviceID(plugin: "gpio", local: "door")
+        let pump = DeviceID(plugin: "gpio", local: "pump")
+        let online = { @Sendable (d: HomeDevice) in d.snapshot.sourceConnectivity.connectivityState == .online }
+        try await waitFor(plugin.home, door) { online($0) && $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(false) }
+        try await waitFor(plugin.home, pump) { online($0) }
+        try sim.setLive(false)
+        try await waitFor(plugin.home, door) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
+        try await waitFor(plugin.home, pump) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
+        #expect(plugin.tap.logs.contains { $0.contains("GPIO chip '\(label)' (\(sim.chip), \(label)) is gone") }, "\(plugin.tap.logs)")
+        try sim.setLive(true)
+        try await waitFor(plugin.home, door) { online($0) }
+        try await waitFor(plugin.home, pump) { online($0) }
+        try sim.setPull(0, "pull-up")
+        try await waitFor(plugin.home, door) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(true) }
+        _ = try await plugin.home.invoke(
+            CommandRequest(device: pump, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
+        try await waitFor(plugin.home, pump) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true) }
+        await plugin.stop()
+    }
+
+    @Test func linesClaimedAndReleasedByGpiosetWhileRunning_areNoticed_logged_andTakenAtOnce() async throws {
+        let sim = try SimChip(name: "claim-\(getpid())", lines: 3)
+        defer { sim.remove() }
+        var lampWatch = try LineWatch(chip: sim.chip, offsets: [1])
+        defer { lampWatch.close() }
+        let gpiomon = try Child("/usr/bin/gpiomon", [sim.chip, "1"])
+        try lampWatch.waitUntilRequested()
+        // Retried only every ten minutes: what happens sooner is the line-info watch's doing.
+        let plugin = try Self.start([["id": "lamp", "chip": .string(sim.chip), "line": 1, "status-line": 2, "role": "light", "name": "Lamp", "room": "Hall"]], retry: "600s")
+        let lamp = DeviceID(plugin: "gpio", local: "lamp")
+        try await waitFor(plugin.home, lamp) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
+        try await plugin.tap.waitForLog("line 1 of GPIO chip \(sim.chip) (")
+        // While hearthd runs, gpioset claims the lamp's status line.
+        var statusWatch = try LineWatch(chip: sim.chip, offsets: [2])
+        defer { statusWatch.close() }
+        let gpioset = try Child("/usr/bin/gpioset", ["--mode=signal", sim.chip, "2=1"])
+        try statusWatch.waitUntilRequested()
+        try await plugin.tap.waitForLog("line 2 of GPIO chip \(sim.chip) was requested by 'gpioset' (gpioset, pid \(gpioset.pid))")
+        await gpiomon.stop()
+        try await plugin.tap.waitForLog("line 1 of GPIO chip \(sim.chip) was released by 'gpiomon'; requesting it for 'lamp' now")
+        try await plugin.tap.waitForLog("line 2 of GPIO chip \(sim.chip) (")
+        #expect(plugin.tap.logs.contains { $0.contains("line 2 of GPIO chip \(sim.chip) (") && $0.contains("is busy: held by 'gpioset'") }, "\(plugin.tap.logs)")
+        await gpioset.stop()
+        try await plugin.tap.waitForLog("line 2 of GPIO chip \(sim.chip) was released by 'gpioset'; requesting it for 'lamp' now")
+        try await waitFor(plugin.home, lamp) {
+            $0.snapshot.sourceConnectivity.connectivityState == .online && $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) != nil
+        }
+        await plugin.stop()
+    }
+}
+
 // MARK: - Helpers
 
 /// What `with-gpio-sim` tells the command it runs, and where the plugin `.so` was built.
@@ -231,14 +336,29 @@ func collect(_ events: Updates<DeviceEvent>, count: Int) async throws -> [Device
     }
 }
 
-/// The core's context, with the plugin's log lines kept for assertions.
+/// The core's context, with the plugin's log lines and counters kept for assertions.
 final class Tap: DriverContext {
+    struct Kept {
+        var lines: [String] = []
+        var counts: [String: Int] = [:]
+    }
+
     let inner: any DriverContext
-    let lines = Mutex<[String]>([])
+    let kept = Mutex(Kept())
 
     init(_ inner: any DriverContext) { self.inner = inner }
 
-    var logs: [String] { lines.withLock { $0 } }
+    var logs: [String] { kept.withLock { $0.lines } }
+    func counted(_ name: String) -> Int { kept.withLock { $0.counts[name] ?? 0 } }
+
+    /// Waits until a log line contains `text` (at most 60 s; the log is looked at every 20 ms).
+    func waitForLog(_ text: String) async throws {
+        _ = try await withDeadline("a log line containing '\(text)'") {
+            while !self.logs.contains(where: { $0.contains(text) }) { try await Task.sleep(for: .milliseconds(20)) }
+            return true
+        }
+    }
+
     var pluginID: String { inner.pluginID }
     var configuration: PluginConfiguration { inner.configuration }
     func publish(_ device: DeviceDescription) { inner.publish(device) }
@@ -247,10 +367,13 @@ final class Tap: DriverContext {
     func emit(_ event: EventReport) { inner.emit(event) }
     func setConnectivity(_ state: ConnectivityState, device localID: String?) { inner.setConnectivity(state, device: localID) }
     func log(_ level: LogLevel, _ message: String, device localID: String?) {
-        lines.withLock { $0.append("\(level): \(message)") }
+        kept.withLock { $0.lines.append("\(level): \(message)") }
         inner.log(level, message, device: localID)
     }
-    func count(_ name: String, by amount: Int) { inner.count(name, by: amount) }
+    func count(_ name: String, by amount: Int) {
+        kept.withLock { $0.counts[name, default: 0] += amount }
+        inner.count(name, by: amount)
+    }
 }
 
 /// Routes the core's commands to the plugin, as the plugin host does.

@@ -257,4 +257,65 @@ import Testing
         #expect(state.contains("sim0 0 DOOR input value=1"), "\(state)")
         await stop(task)
     }
+
+    @Test func chipThatDisappears_marksItsDevicesOffline_andIsAcquiredAgainWhenItReturns() async throws {
+        hardware.addChip("usb0", lineNames: ["IN0", "OUT0"])
+        let (host, task) = try start([
+            ["id": "door", "chip": "usb0", "line": "IN0", "role": "contact"],
+            ["id": "relay", "chip": "usb0", "line": "OUT0", "role": "relay"],
+            ["id": "ok", "chip": "sim0", "line": 0, "role": "contact"],
+        ])
+        await host.wait { $0.connectivity(of: "door") == .online && $0.connectivity(of: "relay") == .online }
+        await host.wait { $0.value("ok", BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) != nil }
+        hardware.setPresent("usb0", false)  // unplugged
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(5))  // the chips are looked at every `retry`
+        await host.wait { $0.connectivity(of: "door") == .offline && $0.connectivity(of: "relay") == .offline }
+        #expect(host.logLines.contains { $0.contains("GPIO chip 'usb0' (usb0, usb0) is gone") }, "\(host.logLines)")
+        #expect(host.connectivity(of: "ok") == .online, "devices on other chips are untouched")
+        #expect(hardware.consumer(chip: "usb0", line: "IN0") == nil, "the dead lines were released")
+        await #expect(throws: HomeError.self) {
+            try await host.command("relay", trait: OnOffTrait.identifier, command: OnOffTrait.Command.on)
+        }
+        hardware.setPresent("usb0", true)  // plugged in again
+        try hardware.setPull(chip: "usb0", line: "IN0", high: true)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(5))
+        await host.wait { $0.connectivity(of: "door") == .online && $0.connectivity(of: "relay") == .online }
+        await host.wait { $0.value("door", BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(true) }
+        try hardware.setPull(chip: "usb0", line: "IN0", high: false)
+        await host.wait { $0.value("door", BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(false) }
+        try await host.command("relay", trait: OnOffTrait.identifier, command: OnOffTrait.Command.on)
+        #expect(hardware.level(chip: "usb0", line: "OUT0") == true)
+        await stop(task)
+    }
+
+    @Test func chatteringLine_forMinutes_isRateLimited_withOneWarningNamingChipAndLine_andKeepsItsLastGoodState() async throws {
+        // A toggle switch emits SwitchLatched for every change that reaches the home, so the
+        // events count exactly what got through. Every change reaches the guard at once (as
+        // with kernel debounce); each level holds 25 ms, for two minutes on the manual clock.
+        let (host, task) = try start([["id": "sw", "chip": "sim0", "line": "GPIO2", "role": "toggle-switch"]])
+        let position = { @Sendable (h: TestHost) in h.value("sw", SwitchTrait.identifier, SwitchTrait.Attribute.currentPosition) }
+        await host.wait { position($0) == .int(0) }
+        clock.advance(by: .seconds(60))  // steady (off) for a minute
+        var high = false
+        for _ in 0..<(120_000 / 25) {
+            high.toggle()
+            try sim.setPull(chip: "sim0", line: "GPIO2", high: high)
+            clock.advance(by: .milliseconds(25))
+        }
+        let warnings = host.logLines.filter { $0.contains("chatters") }
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.hasPrefix("warning: GPIO device 'sw' (line GPIO2 of chip sim0) chatters") == true, "\(warnings)")
+        #expect(host.events.count <= 25, "at most the limit of changes reached the home, not \(host.events.count)")
+        #expect(position(host) == .int(0), "the last good state is kept")
+        #expect(host.counted("events") == 4800, "hearth_gpio_events_total still counts every edge the kernel delivered")
+        // The contact settles on (the last toggle left it low: pull it up) and holds for 10 s.
+        try sim.setPull(chip: "sim0", line: "GPIO2", high: true)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(10))
+        await host.wait { position($0) == .int(1) }
+        #expect(host.logLines.contains { $0.contains("GPIO device 'sw' (line GPIO2 of chip sim0) is steady again") })
+        await stop(task)
+    }
 }

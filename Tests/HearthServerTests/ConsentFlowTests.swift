@@ -83,6 +83,9 @@ import Testing
             let table = try await cli.run(["devices"])
             #expect(table.status == 0, "\(table.output)")
             #expect(table.output.contains("ID") && table.output.contains("Living Room") && table.output.contains("On/Off Light"), "\(table.output)")
+            // Tables print human units; --json keeps the specification's.
+            #expect(table.output.contains("Power Off") && table.output.contains("Contact Closed") && table.output.contains("Lock Locked"), "\(table.output)")
+            #expect(!table.output.contains("onOff="), "\(table.output)")
             let json = try await cli.run(["devices", "--json"])
             let ids = try JSONDecoder().decode(Value.self, from: Data(json.output.utf8)).listValue?.compactMap { $0["id"]?.stringValue }
             #expect(ids == ["test:door", "test:lamp", "test:lock"])
@@ -93,6 +96,10 @@ import Testing
 
             let toggled = try await cli.run(["command", "test:lamp", "OnOffLight", "OnOff", "on"])
             #expect(toggled.status == 0, "\(toggled.output)")
+            // `hearth device ID` shows the device (no `show` needed).
+            let shown = try await cli.run(["device", "test:lamp"])
+            #expect(shown.status == 0, "\(shown.output)")
+            #expect(shown.output.contains("Lamp  (test:lamp)") && shown.output.contains("state: Power On"), "\(shown.output)")
             let watched = try await cli.run(["watch", "--device", "test:lamp", "--count", "1", "--json"])
             #expect(watched.output.contains("\"value\":true"), "\(watched.output)")
 

@@ -1,7 +1,7 @@
 import Foundation
+import HearthAPI
 import HearthServer
 import HomeModel
-import PluginHost
 import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
@@ -9,8 +9,8 @@ import FoundationNetworking
 #endif
 
 @Suite struct HealthTests {
-    static func status(_ id: String, _ state: PluginStatus.State, error: String? = nil) -> PluginStatus {
-        PluginStatus(id: id, name: id, version: "1.0", path: "/usr/lib/hearth/plugins/lib\(id).so", state: state, lastError: error)
+    static func status(_ id: String, _ state: WirePlugin.State, error: String? = nil) -> WirePlugin {
+        WirePlugin(id: id, name: id, version: "1.0", path: "/usr/lib/hearth/plugins/lib\(id).so", state: state, lastError: error)
     }
 
     func get(_ home: TestHome, _ path: String) async throws -> TestHome.Reply {

@@ -26,7 +26,7 @@ import Testing
 
     @Test(arguments: cases)
     func malformedCommand_isA4xx_andTheServerKeepsServing(_ c: Case) async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let member = try home.memberToken()
             let r = try await home.call("POST", "commands", token: member, body: c.body)
             #expect(r.status == c.status, "\(c.name): \(r.text)")
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func hugeBody_is413_andNothingIsRead() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let member = try home.memberToken()
             let huge = Data(("{\"name\":\"" + String(repeating: "x", count: 2 * 1024 * 1024) + "\"}").utf8)
             let r = try await home.call("POST", "structures", token: member, bodyData: huge)
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func unknownRoute_isAJSON404() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let r = try await home.call("GET", "gadgets", token: try home.memberToken())
             #expect(r.status == 404)
             #expect(r.errorCode == "notFound")

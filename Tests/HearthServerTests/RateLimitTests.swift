@@ -63,6 +63,32 @@ import Testing
         }
     }
 
+    /// Over real sockets from two loopback addresses: a client that guessed wrong too often
+    /// is refused; another client can still finish setup with the right code.
+    @Test func setupCodes_areLimitedPerClient_notForEveryone() async throws {
+        try await TestHome.with(setupLimiter: RateLimiter(limit: 2, window: .seconds(900))) { home in
+            let code = try #require(try home.access.bootstrap())
+            let port = home.port
+            @Sendable func setup(from source: String, code: String) -> String {
+                let body = "{\"code\":\"\(code)\",\"password\":\"correct horse\"}"
+                let request = "POST /api/v1/auth/setup HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+                guard let socket = try? RawSocket(port: port, source: source) else { return "no connection from \(source)" }
+                socket.send(request)
+                return socket.read().text
+            }
+            let statuses = try await blocking {
+                let wrong = (0..<2).map { _ in RawSocket.status(setup(from: "127.0.0.1", code: "AAAA-AAAA")) }
+                let lockedOut = RawSocket.status(setup(from: "127.0.0.1", code: code))
+                let other = setup(from: "127.0.0.2", code: code)
+                return (wrong, lockedOut, other)
+            }
+            #expect(statuses.0 == [401, 401])
+            #expect(statuses.1 == 429)
+            #expect(RawSocket.status(statuses.2) == 200, "\(statuses.2)")
+        }
+    }
+
     @Test func appRequests_areLimitedPerAddress() async throws {
         let clock = ManualClock()
         try await TestHome.with(appRequestLimiter: RateLimiter(clock: clock, limit: 2, window: .seconds(600))) { home in

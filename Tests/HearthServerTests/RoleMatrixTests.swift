@@ -36,7 +36,7 @@ import Testing
 
     @Test(arguments: layoutAndAdminOperations)
     func member_isRefused_andAdmin_isAllowed(_ op: Operation) async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let admin = try home.adminToken()
             let member = try home.memberToken()
             let before = home.core.state.version
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func member_reads_observes_andControls() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let member = try home.memberToken()
             let devices = try await home.call("GET", "devices", token: member)
             #expect(devices.status == 200)
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func noToken_isUnauthenticated_everywhereButTheOpenRoutes() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             for path in ["devices", "rooms", "structures", "discovered", "catalog", "me", "users", "grants"] {
                 let r = try await home.call("GET", path)
                 #expect(r.status == 401, "GET \(path) without a token")

@@ -8,7 +8,7 @@ import Testing
 /// subscriptions, commands), not merely unwritable.
 @Suite struct ScopedGrantTests {
     @Test func lightsOnlyGrant_hidesOtherDevices_inListsLookupsAndCommands() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let app = try home.appToken(scope: GrantScope(deviceTypes: [OnOffLightDeviceType.identifier], includeSensitive: false)).token
 
             let list = try await home.call("GET", "devices", token: app)
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func sensitiveDevices_appearOnlyWhenTheGrantIncludesThem() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let without = try home.appToken("Without", scope: GrantScope(deviceTypes: nil, includeSensitive: false)).token
             let with = try home.appToken("With", scope: GrantScope(deviceTypes: nil, includeSensitive: true)).token
             let a = try await home.call("GET", "devices", token: without).json.listValue?.compactMap { $0["id"]?.stringValue }
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func readOnlyGrant_refusesCommands() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let app = try home.appToken(scope: GrantScope(deviceTypes: nil, includeSensitive: false, canControl: false)).token
             let r = try await home.call(
                 "POST", "commands", token: app, body: #"{"device":"test:lamp","type":"OnOffLight","trait":"OnOff","command":"on"}"#)

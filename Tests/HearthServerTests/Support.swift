@@ -6,8 +6,9 @@ import HearthServer
 import HomeCore
 import HomeModel
 import HomeStorage
+import Hummingbird
+import HummingbirdTesting
 import Logging
-import PluginHost
 import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
@@ -47,8 +48,10 @@ final class ReportingDriver: CommandHandler {
     }
 }
 
-/// A real core with test devices, a real SQLite access store and a real HTTP server on
-/// 127.0.0.1 with a free port.
+/// A real core with test devices, a real SQLite access store and the real API: either a
+/// real HTTP server on 127.0.0.1 with a free port (``with(strict:configuration:loginLimiter:setupLimiter:appRequestLimiter:pluginStatuses:recentLog:_:)``,
+/// the end-to-end suites: WebSockets, the CLI, the Swift client), or the same router run
+/// in-process on an in-memory database (``inProcess(strict:_:)``, the route suites).
 struct TestHome {
     let core: HomeCore
     let access: AccessStore
@@ -57,6 +60,8 @@ struct TestHome {
     let port: Int
     let directory: URL
     let server: HearthServer
+    /// Set in-process: requests go through the router without a socket.
+    var client: (any TestClientProtocol)? = nil
 
     static let lamp: DeviceID = "test:lamp"
     static let lock: DeviceID = "test:lock"
@@ -68,7 +73,7 @@ struct TestHome {
     static func with<T: Sendable>(
         strict: Bool = true, configuration: HearthServer.Configuration = .init(host: "127.0.0.1", port: 0),
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
-        appRequestLimiter: (any AttemptLimiter)? = nil, pluginStatuses: @escaping @Sendable () -> [PluginStatus] = { [] },
+        appRequestLimiter: (any AttemptLimiter)? = nil, pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
         recentLog: RecentLog? = nil, _ body: (TestHome) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-api-\(UUID().uuidString)")
@@ -103,6 +108,29 @@ struct TestHome {
             core: core, access: access, driver: driver, baseURL: URL(string: "http://127.0.0.1:\(port)")!, port: port, directory: directory,
             server: server)
         return try await body(home)
+    }
+
+    /// Runs `body` against the API in-process: the real router, the real core and the real
+    /// access store on an in-memory SQLite database; no port is bound.
+    static func inProcess<T: Sendable>(
+        strict: Bool = true, configuration: HearthServer.Configuration = .init(host: "127.0.0.1", port: 0),
+        loginLimiter: (any AttemptLimiter)? = nil, _ body: @escaping @Sendable (TestHome) async throws -> T
+    ) async throws -> T {
+        let access = try AccessStore.inMemory(passwordRounds: 1_000)
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        let core = HomeCore(strictOperationValidation: strict, commandTimeout: .seconds(30), logger: quiet)
+        let context = core.context(for: "test")
+        let driver = ReportingDriver(core: core, context: context)
+        core.setCommandHandler(driver, for: "test")
+        publishDevices(context)
+        let server = HearthServer(core: core, access: access, configuration: configuration, loginLimiter: loginLimiter, logger: quiet)
+        return try await server.application().test(.router) { client in
+            let home = TestHome(
+                core: core, access: access, driver: driver, baseURL: URL(string: "http://in-process")!, port: 0,
+                directory: FileManager.default.temporaryDirectory, server: server, client: client)
+            return try await body(home)
+        }
     }
 
     static func publishDevices(_ context: any DriverContext) {
@@ -173,6 +201,18 @@ struct TestHome {
 
     /// One raw HTTP request: any method, path under /api/v1, optional raw body.
     func call(_ method: String, _ path: String, token: String? = nil, body: String? = nil, bodyData: Data? = nil) async throws -> Reply {
+        if let client {
+            var headers = HTTPFields()
+            if let token { headers[.authorization] = "Bearer \(token)" }
+            let payload = bodyData ?? body.map { Data($0.utf8) }
+            if payload != nil { headers[.contentType] = "application/json" }
+            return try await client.execute(
+                uri: "/api/v1/\(path)", method: HTTPRequest.Method(rawValue: method) ?? .get, headers: headers,
+                body: payload.map { ByteBuffer(bytes: $0) }
+            ) { response in
+                Reply(status: Int(response.status.code), data: Data(response.body.readableBytesView))
+            }
+        }
         var request = URLRequest(url: URL(string: "\(baseURL.absoluteString)/api/v1/\(path)")!)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }

@@ -12,7 +12,7 @@ import Testing
     static let missingTrait = #"{"device":"test:lamp","type":"OnOffLight","trait":"LevelControl","command":"moveToLevel","args":{"level":10}}"#
 
     @Test func strict_refusesUnsupportedCommandsAndTraits_beforeTheDriver() async throws {
-        try await TestHome.with(strict: true) { home in
+        try await TestHome.inProcess(strict: true) { home in
             let member = try home.memberToken()
             let command = try await home.call("POST", "commands", token: member, body: Self.unknownCommand)
             #expect(command.status == 422, "\(command.text)")
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func lenient_sendsTheCommand_andReportsTheDriversError() async throws {
-        try await TestHome.with(strict: false) { home in
+        try await TestHome.inProcess(strict: false) { home in
             let member = try home.memberToken()
             let r = try await home.call("POST", "commands", token: member, body: Self.unknownCommand)
             #expect(r.status == 502, "\(r.text)")
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func strict_checksArgumentsAndAttributeWrites() async throws {
-        try await TestHome.with(strict: true) { home in
+        try await TestHome.inProcess(strict: true) { home in
             let member = try home.memberToken()
             let readOnly = try await home.call(
                 "POST", "attributes", token: member,
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func offlineDevice_orStoppedPlugin_isDeviceOffline() async throws {
-        try await TestHome.with { home in
+        try await TestHome.inProcess { home in
             let member = try home.memberToken()
             let on = #"{"device":"test:lamp","type":"OnOffLight","trait":"OnOff","command":"on"}"#
             home.driver.context.setConnectivity(.offline, device: "lamp")

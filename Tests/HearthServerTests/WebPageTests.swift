@@ -55,10 +55,14 @@ import FoundationNetworking
             let served = try await get(home, "/web/sub/x.js")
             #expect(served.0 == 200)
             #expect(served.2 == "export {}")
-            for path in ["/web/.env.js", "/web/tool.sh", "/web/missing.js", "/web/%2E%2E/%2E%2E/etc/passwd.html"] {
+            for path in ["/web/.env.js", "/web/tool.sh", "/web/missing.js", "/web/sub/.x.js", "/index.html.sh"] {
                 let refused = try await get(home, path)
                 #expect(refused.0 == 404, "\(path)")
             }
+            // A path that climbs out of the folder is refused before any file is looked up.
+            let escaping = try await get(home, "/web/%2E%2E/%2E%2E/etc/passwd.html")
+            #expect(escaping.0 == 400 || escaping.0 == 404)
+            #expect(!escaping.2.contains("root:"))
         }
     }
 

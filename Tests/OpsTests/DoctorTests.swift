@@ -77,6 +77,9 @@ import Testing
         let r = try await m.doctor()
         #expect(r.status == 1)
         #expect(line(r, "gpio chips").contains("PROBLEM  gpio chips: no \(m.dir.at("dev"))/gpiochip* device"))
+        // Which libgpiod the GPIO plugin will load (this machine: Debian 12's libgpiod 1.6), and the kernel's uAPI.
+        #expect(line(r, "gpio library").hasPrefix("ok       gpio library: libgpiod "), "\(r.stdout)")
+        #expect(line(r, "gpio library").contains(" API, libgpiod.so.") && line(r, "gpio library").contains("kernel GPIO uAPI: unknown (no "), "\(r.stdout)")
     }
 
     @Test func broker_unreachable() async throws {

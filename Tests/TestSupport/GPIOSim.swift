@@ -82,13 +82,14 @@ public struct SimChip {
     /// The kernel's name for it: `gpiochip3`.
     public let chip: String
 
-    public init(name: String, lines: Int = 2, hog: String? = nil) throws {
+    public init(name: String, lines: Int = 2, hog: String? = nil, label: String? = nil) throws {
         let root = "/sys/kernel/config/gpio-sim/\(name)"
         self.root = root
         let fm = FileManager.default
         func write(_ value: String, _ file: String) throws { try Data(value.utf8).write(to: URL(fileURLWithPath: "\(root)/\(file)")) }
         try fm.createDirectory(atPath: "\(root)/bank0", withIntermediateDirectories: true)
         try write("\(lines)", "bank0/num_lines")
+        if let label { try write(label, "bank0/label") }
         if let hog {
             try fm.createDirectory(atPath: "\(root)/bank0/line0/hog", withIntermediateDirectories: true)
             try write(hog, "bank0/line0/hog/name")
@@ -96,6 +97,23 @@ public struct SimChip {
         }
         try write("1", "live")
         chip = try String(contentsOfFile: "\(root)/bank0/chip_name", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Takes the chip away (as an unplugged expander) or brings it back; the kernel may give
+    /// it another name when it returns: ``currentChip`` says which.
+    public func setLive(_ live: Bool) throws {
+        try Data((live ? "1" : "0").utf8).write(to: URL(fileURLWithPath: "\(root)/live"))
+    }
+
+    /// The kernel's name for the chip now (`gpiochip3`).
+    public var currentChip: String {
+        (try? String(contentsOfFile: "\(root)/bank0/chip_name", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? chip
+    }
+
+    /// Sets gpio-sim's pull of a line (what an unconnected input reads): `pull-up` or `pull-down`.
+    public func setPull(_ line: Int, _ pull: String) throws {
+        let device = try String(contentsOfFile: "\(root)/dev_name", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        try Data(pull.utf8).write(to: URL(fileURLWithPath: "/sys/devices/platform/\(device)/\(currentChip)/sim_gpio\(line)/pull"))
     }
 
     public func remove() {

@@ -5,7 +5,8 @@ Starts a real mosquitto and a real hearthd (simulated GPIO chip, the MQTT plugin
 loopback ports in a temporary folder, then drives the page: first-start setup, the home view,
 a relay toggled from the page and its state read back from the simulated chip, a button press
 seen in the events feed, an MQTT device commissioned after the naming rules refused a first
-name, and a member refused a layout change. Saves screenshots to docs/screenshots/.
+name, and a member refused a layout change. Saves screenshots to .build/web-screenshots/ (or
+$HEARTH_SCREENSHOTS, e.g. docs/screenshots to regenerate the committed ones: scripts/update-screenshots).
 
 Run through scripts/test-web (it builds first and skips when Chromium is missing).
 """
@@ -19,7 +20,7 @@ from selenium.webdriver.support import expected_conditions as EC
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("HEARTH_BUILD", os.path.join(ROOT, ".build", "debug"))
-SHOTS = os.path.join(ROOT, "docs", "screenshots")
+SHOTS = os.environ.get("HEARTH_SCREENSHOTS") or os.path.join(ROOT, ".build", "web-screenshots")
 WAIT = 20  # seconds a condition may take to become true (a bound, not a sleep)
 
 
@@ -156,6 +157,7 @@ def main():
         wait = WebDriverWait(driver, WAIT)
         css = lambda sel: wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, sel)))
         text_in = lambda sel, text: wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, sel), text))
+        os.makedirs(SHOTS, exist_ok=True)
         shot = lambda name: driver.save_screenshot(os.path.join(SHOTS, name))
 
         # 1. First start: the setup code creates the admin and signs in.

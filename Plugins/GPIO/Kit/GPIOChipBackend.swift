@@ -3,8 +3,8 @@ import Glibc
 /// The narrow door between the plugin and a GPIO implementation: open a chip, request lines,
 /// read and drive them, and deliver edges with the kernel's timestamps.
 ///
-/// Two implementations: ``LibgpiodBackend`` (the kernel's character device through libgpiod v1,
-/// behind the C shim `hearth_gpio.h`, where a v2 backend slots in) and ``SimulatedGPIOBackend``
+/// Two implementations: ``LibgpiodBackend`` (the kernel's character device through libgpiod 2
+/// or 1.6, loaded at run time behind the C shim `hearth_gpio.h`) and ``SimulatedGPIOBackend``
 /// (in-memory chips for machines without GPIO and for fast tests).
 public protocol GPIOChipBackend: Sendable {
     /// Opens a chip by name (`gpiochip0`), label (`pinctrl-rp1`) or path (`/dev/gpiochip0`).
@@ -14,6 +14,35 @@ public protocol GPIOChipBackend: Sendable {
     /// Runs the edge monitor until the task is cancelled: edges of requested inputs are
     /// delivered to their handlers from here (a dedicated thread for libgpiod).
     func monitor() async throws
+
+    /// Registers who is told (from the monitor) when a requested line stops delivering events
+    /// because its chip is gone; the plugin then checks its chips.
+    func onLineLost(_ handler: @escaping @Sendable () -> Void)
+}
+
+extension GPIOChipBackend {
+    public func onLineLost(_ handler: @escaping @Sendable () -> Void) {}
+}
+
+/// A change of a line's status that the kernel reported to a watcher.
+public struct GPIOLineChange: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable {
+        case requested, released, reconfigured
+    }
+
+    public var offset: Int
+    public var kind: Kind
+    /// The line's consumer after the change (empty when released).
+    public var consumer: String
+    /// When the kernel saw it: nanoseconds of `CLOCK_MONOTONIC`.
+    public var timestampNanoseconds: UInt64
+
+    public init(offset: Int, kind: Kind, consumer: String, timestampNanoseconds: UInt64) {
+        self.offset = offset
+        self.kind = kind
+        self.consumer = consumer
+        self.timestampNanoseconds = timestampNanoseconds
+    }
 }
 
 /// An open chip.
@@ -42,6 +71,18 @@ public protocol GPIOChip: Sendable {
 
     /// Releases the chip; its lines must have been released.
     func close()
+
+    /// Whether the chip is still there (false once unplugged or removed).
+    var isPresent: Bool { get }
+
+    /// Asks the kernel to report when the line is requested, released or reconfigured by
+    /// anyone; `onChange` is called from the backend's monitor. False when the backend cannot.
+    func watchLine(_ offset: Int, onChange: @escaping @Sendable (GPIOLineChange) -> Void) -> Bool
+}
+
+extension GPIOChip {
+    public var isPresent: Bool { true }
+    public func watchLine(_ offset: Int, onChange: @escaping @Sendable (GPIOLineChange) -> Void) -> Bool { false }
 }
 
 /// A requested input line.
@@ -113,6 +154,8 @@ public struct GPIOError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalid = Code(rawValue: "invalid")
         /// Reading or writing the line failed.
         public static let io = Code(rawValue: "io")
+        /// Neither libgpiod 2 (`libgpiod.so.3`) nor libgpiod 1.6 (`libgpiod.so.2`) is installed.
+        public static let libraryMissing = Code(rawValue: "libraryMissing")
     }
 
     public let code: Code
@@ -126,7 +169,7 @@ public struct GPIOError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { message }
 
     /// Whether trying again later can help (a chip that appears, a line that is released).
-    public var isRetryable: Bool { code != .lineNotFound && code != .invalid }
+    public var isRetryable: Bool { code != .lineNotFound && code != .invalid && code != .libraryMissing }
 }
 
 /// Monotonic and wall-clock time as the kernel stamps GPIO events.

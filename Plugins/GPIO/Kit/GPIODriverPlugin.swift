@@ -56,6 +56,17 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     struct Chips: Sendable {
         var open: [String: any GPIOChip] = [:]
         var retryAt: C.Instant?
+        /// The next look at whether the open chips are still there.
+        var presenceAt: C.Instant?
+        /// A line stopped delivering events: look at the chips now.
+        var checkPresence = false
+        /// Watched lines per chip spec, and who holds each (from the kernel's line-info events).
+        var watched: [String: Set<Int>] = [:]
+        var holders: [String: String] = [:]
+        /// Each device's lines (with a status line), once resolved: "<spec>/<offset>" by local ID.
+        var lines: [String: Set<String>] = [:]
+        /// The missing-library error is logged once, not once per line.
+        var libraryMissingLogged = false
     }
 
     let config: GPIOConfiguration
@@ -90,6 +101,11 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
         for device in devices {
             context.publish(device.description)
         }
+        hardware.onLineLost { [weak self] in
+            guard let self else { return }
+            self.chips.withLock { $0.checkPresence = true }
+            self.scheduler.poke()
+        }
         acquireAll()
         let usesHardware = config.lines.contains { !simulator.hasChip($0.chip) }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -106,7 +122,10 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     var deadline: C.Instant? {
-        var d = chips.withLock { $0.retryAt }
+        var d = chips.withLock { c -> C.Instant? in
+            if c.checkPresence { return clock.now }
+            return [c.retryAt, c.presenceAt].compactMap { $0 }.min()
+        }
         for device in devices {
             if let x = device.deadline { d = d.map { min($0, x) } ?? x }
         }
@@ -115,12 +134,97 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
 
     func fire(_ now: C.Instant) {
         for device in devices { perform(device.tick(now)) }
-        let retry = chips.withLock { c -> Bool in
-            guard let at = c.retryAt, at <= now else { return false }
+        let (retry, check) = chips.withLock { c -> (Bool, Bool) in
+            var check = c.checkPresence
+            if let at = c.presenceAt, at <= now {
+                check = true
+                c.presenceAt = nil
+            }
+            c.checkPresence = false
+            guard let at = c.retryAt, at <= now else { return (false, check) }
             c.retryAt = nil
-            return true
+            return (true, check)
         }
+        if check { checkChips() }
         if retry { acquireAll() }
+        // Chips of the hardware backend are looked at every `retry` (an output line has no
+        // events to tell that its chip went away); simulated chips never go.
+        chips.withLock { c in
+            if c.presenceAt == nil, c.open.keys.contains(where: { !simulator.hasChip($0) }) {
+                c.presenceAt = now.advanced(by: config.retry.duration)
+            }
+        }
+    }
+
+    // MARK: Chips that go away
+
+    /// Closes every open chip that is gone (unplugged, removed); its devices go offline and are
+    /// acquired again when it returns.
+    func checkChips() {
+        let gone = chips.withLock { c -> [(String, any GPIOChip)] in
+            let gone = c.open.filter { !$0.value.isPresent }
+            for spec in gone.keys {
+                c.open[spec] = nil
+                c.watched[spec] = nil
+            }
+            return Array(gone)
+        }
+        guard !gone.isEmpty else { return }
+        for (spec, chip) in gone {
+            let error = GPIOError(
+                .chipNotFound, "GPIO chip '\(spec)' (\(chip.name), \(chip.label)) is gone (unplugged, or its driver removed); its devices are offline until it returns")
+            for device in devices where device.config.chip == spec && device.isAcquired {
+                device.release()
+                if device.fail(error) {
+                    context.log(.error, "GPIO device '\(device.localID)': \(error.message); trying again every \(config.retry.duration)", device: device.localID)
+                }
+                context.setConnectivity(.offline, device: device.localID)
+            }
+            chip.close()
+        }
+        chips.withLock { $0.retryAt = clock.now.advanced(by: config.retry.duration) }
+        scheduler.poke()
+    }
+
+    // MARK: Lines other processes claim and release
+
+    /// Watches a configured line, so requests and releases by other processes are logged and a
+    /// line another process releases is requested at once.
+    func watch(_ offset: Int, on chip: any GPIOChip, spec: String) {
+        let first = chips.withLock { c in c.watched[spec, default: []].insert(offset).inserted }
+        guard first else { return }
+        let chipName = chip.name
+        guard chip.watchLine(offset, onChange: { [weak self] change in self?.lineChanged(change, chip: chipName, spec: spec) }) else { return }
+        // Who holds it already (its request came before the watch).
+        if let holder = chip.consumer(ofLine: offset) {
+            chips.withLock { c in
+                if c.holders["\(spec)/\(offset)"] == nil { c.holders["\(spec)/\(offset)"] = holder }
+            }
+        }
+    }
+
+    func lineChanged(_ change: GPIOLineChange, chip chipName: String, spec: String) {
+        let key = "\(spec)/\(change.offset)"
+        let lines = chips.withLock { $0.lines }
+        let waiting = devices.filter { d in lines[d.localID]?.contains(key) == true && d.failure?.code == .busy }
+        let place = "line \(change.offset) of GPIO chip \(chipName)"
+        switch change.kind {
+        case .requested:
+            chips.withLock { $0.holders[key] = change.consumer }
+            guard !change.consumer.hasPrefix("hearth:") else { return }
+            let verdict = GPIOLineHolders.scan().holder(chip: chipName, offset: change.offset, consumer: change.consumer)
+            context.log(.info, "GPIO: \(place) was requested by '\(change.consumer)'\(GPIOLineHolders.logPhrase(verdict))", device: waiting.first?.localID)
+        case .released:
+            let previous = chips.withLock { $0.holders.removeValue(forKey: key) } ?? "another process"
+            guard !previous.hasPrefix("hearth:") else { return }
+            let then = waiting.isEmpty ? "" : "; requesting it for \(waiting.map { "'\($0.localID)'" }.joined(separator: ", ")) now"
+            context.log(.info, "GPIO: \(place) was released by '\(previous)'\(then)", device: waiting.first?.localID)
+            guard !waiting.isEmpty else { return }
+            chips.withLock { $0.retryAt = clock.now }
+            scheduler.poke()
+        case .reconfigured:
+            return
+        }
     }
 
     func perform(_ effects: [LineDevice<C>.Effect]) {
@@ -128,6 +232,7 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
             switch effect {
             case .report(let reports): context.report(reports)
             case .emit(let event): context.emit(event)
+            case .log(let level, let message, let device): context.log(level, message, device: device)
             }
         }
     }
@@ -145,6 +250,15 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
                 try acquire(device)
                 context.setConnectivity(.online, device: device.localID)
                 context.log(.info, "GPIO: \(device.config.role.rawValue) on \(device.config.line) of chip \(device.config.chip) is ready", device: device.localID)
+            } catch where error.code == .libraryMissing {
+                // One error for the plugin, not one per line.
+                _ = device.fail(error)
+                let first = chips.withLock { c in
+                    defer { c.libraryMissingLogged = true }
+                    return !c.libraryMissingLogged
+                }
+                if first { context.log(.error, "GPIO: no device on a real chip can work: \(error.message)") }
+                context.setConnectivity(.offline, device: device.localID)
             } catch {
                 if device.fail(error) {
                     let later = error.isRetryable ? "; trying again every \(config.retry.duration)" : ""
@@ -199,11 +313,15 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
         let line = device.config
         let chip = try chip(line.chip)
         let offset = try offset(line.line, on: chip)
+        watch(offset, on: chip, spec: line.chip)
+        chips.withLock { _ = $0.lines[line.localID, default: []].insert("\(line.chip)/\(offset)") }
         let consumer = "hearth:\(line.localID)"
         if line.role.isOutput {
             var status: (any GPIOInputLine)?
             if let statusReference = line.statusLine {
                 let statusOffset = try self.offset(statusReference, on: chip)
+                watch(statusOffset, on: chip, spec: line.chip)
+                chips.withLock { _ = $0.lines[line.localID, default: []].insert("\(line.chip)/\(statusOffset)") }
                 let kernelDebounced = KernelDebounce()
                 let input = try chip.requestInput(
                     offset: statusOffset, consumer: consumer + ":status",

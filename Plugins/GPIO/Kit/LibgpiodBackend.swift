@@ -5,8 +5,12 @@ import Synchronization
 
 /// GPIO through the kernel's character device (`/dev/gpiochipN`), via libgpiod and the C shim.
 ///
+/// The shim loads libgpiod 2 (`libgpiod.so.3`) or else libgpiod 1.6 (`libgpiod.so.2`) at run
+/// time (``GPIOLibrary``); with neither, opening a chip throws `libraryMissing`.
+///
 /// Edges are read on one dedicated thread that `poll()`s every requested input's event file
-/// descriptor plus an `eventfd` used to wake it (when lines change or the monitor is cancelled).
+/// descriptor, every watched chip's line-info descriptor, plus an `eventfd` used to wake it
+/// (when lines change or the monitor is cancelled).
 public final class LibgpiodBackend: GPIOChipBackend {
     struct Watch {
         let line: CHandle
@@ -14,10 +18,18 @@ public final class LibgpiodBackend: GPIOChipBackend {
         let onEdge: @Sendable (GPIOEdge) -> Void
     }
 
+    /// A chip whose line-info descriptor is polled: `drain` reads its pending changes.
+    struct InfoWatch {
+        let fd: Int32
+        let drain: @Sendable () -> Void
+    }
+
     struct State {
         var watches: [Int: Watch] = [:]
+        var infoWatches: [Int: InfoWatch] = [:]
         var nextID = 0
         var stopping = false
+        var onLost: (@Sendable () -> Void)?
     }
 
     /// Registered inputs. Event reads happen under this lock too, so a release never frees a
@@ -31,13 +43,19 @@ public final class LibgpiodBackend: GPIOChipBackend {
 
     deinit { if wakeFD >= 0 { Glibc.close(wakeFD) } }
 
-    /// Which library and uAPI serve the chips, e.g. `libgpiod 1.6.3 (v1 uAPI)`.
-    public static var description: String { String(cString: hg_backend_description()) }
+    /// Which library serves the chips, e.g. `libgpiod 2.2.1 (v2 API, libgpiod.so.3)`, or why none does.
+    public static var description: String { GPIOLibrary.current.description }
+
+    public func onLineLost(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onLost = handler }
+    }
 
     public func openChip(_ spec: String) throws(GPIOError) -> any GPIOChip {
         var error: Int32 = 0
         guard let chip = hg_chip_open(spec, &error) else {
             switch error {
+            case ELIBACC:
+                throw GPIOError(.libraryMissing, "GPIO chip '\(spec)': \(GPIOLibrary.current.description)")
             case EACCES, EPERM:
                 throw GPIOError(
                     .permissionDenied,
@@ -85,6 +103,21 @@ public final class LibgpiodBackend: GPIOChipBackend {
         return id
     }
 
+    func addInfoWatch(_ watch: InfoWatch) -> Int {
+        let id = state.withLock { s in
+            s.nextID += 1
+            s.infoWatches[s.nextID] = watch
+            return s.nextID
+        }
+        wake()
+        return id
+    }
+
+    func removeInfoWatch(_ id: Int) {
+        state.withLock { _ = $0.infoWatches.removeValue(forKey: id) }
+        wake()
+    }
+
     /// Stops watching and releases the line, under the lock the monitor reads with.
     func release(_ id: Int) {
         state.withLock { s in
@@ -96,7 +129,7 @@ public final class LibgpiodBackend: GPIOChipBackend {
     func loop() {
         var events = [hg_event](repeating: hg_event(), count: 16)
         while true {
-            let (stopping, watches) = state.withLock { ($0.stopping, $0.watches) }
+            let (stopping, watches, infoWatches) = state.withLock { ($0.stopping, $0.watches, $0.infoWatches) }
             if stopping { return }
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             var ids: [Int] = []
@@ -104,6 +137,8 @@ public final class LibgpiodBackend: GPIOChipBackend {
                 fds.append(pollfd(fd: w.fd, events: Int16(POLLIN | POLLPRI), revents: 0))
                 ids.append(id)
             }
+            let infos = Array(infoWatches.values)
+            for w in infos { fds.append(pollfd(fd: w.fd, events: Int16(POLLIN), revents: 0)) }
             let n = poll(&fds, nfds_t(fds.count), -1)
             if n < 0 {
                 if errno == EINTR { continue }
@@ -131,9 +166,17 @@ public final class LibgpiodBackend: GPIOChipBackend {
                     }
                 }
                 if dropWatch {
-                    state.withLock { s in _ = s.watches[id].map { _ in s.watches[id] = nil } }
+                    let onLost = state.withLock { s in
+                        s.watches[id] = nil
+                        return s.onLost
+                    }
+                    onLost?()
                 }
                 if let handler { for edge in delivered { handler(edge) } }
+            }
+            for (i, w) in infos.enumerated() where fds[ids.count + 1 + i].revents != 0 {
+                if fds[ids.count + 1 + i].revents & Int16(POLLNVAL) != 0 { continue }
+                w.drain()
             }
         }
     }
@@ -151,6 +194,11 @@ final class LibgpiodChip: GPIOChip {
     let label: String
     let lineCount: Int
     let spec: String
+    /// The device number of `/dev/<name>` when opened: a chip that is removed and comes back
+    /// may get the same name but is another device.
+    let device: UInt?
+    /// Who hears about line-info changes, and the monitor's registration of this chip.
+    let watcher = Mutex<(onChange: (@Sendable (GPIOLineChange) -> Void)?, id: Int?)>((nil, nil))
 
     init(backend: LibgpiodBackend, chip: OpaquePointer, spec: String) {
         self.backend = backend
@@ -159,9 +207,70 @@ final class LibgpiodChip: GPIOChip {
         label = String(cString: hg_chip_label(chip))
         lineCount = Int(hg_chip_num_lines(chip))
         self.chip = Mutex(CHandle(chip))
+        device = Self.deviceNumber("/dev/\(name)")
+    }
+
+    static func deviceNumber(_ path: String) -> UInt? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return UInt(st.st_rdev)
     }
 
     var backendDescription: String { LibgpiodBackend.description }
+
+    /// Whether the kernel still has this chip: its device node is the one opened, and the kernel
+    /// still answers about its lines.
+    var isPresent: Bool {
+        guard let device, Self.deviceNumber("/dev/\(name)") == device else { return false }
+        return chip.withLock { c -> Bool in
+            guard let c else { return false }
+            var buffer = [CChar](repeating: 0, count: 8)
+            let r = hg_chip_line_consumer(c.pointer, 0, &buffer, buffer.count)
+            return r >= 0 || (r != -ENODEV && r != -ENXIO)
+        }
+    }
+
+    func watchLine(_ offset: Int, onChange: @escaping @Sendable (GPIOLineChange) -> Void) -> Bool {
+        let (ok, fd) = chip.withLock { c -> (Bool, Int32) in
+            guard let c, offset >= 0, offset < lineCount else { return (false, -1) }
+            guard hg_chip_watch_line(c.pointer, UInt32(offset)) == 0 else { return (false, -1) }
+            return (true, hg_chip_info_fd(c.pointer))
+        }
+        guard ok, fd >= 0 else { return false }
+        let register = watcher.withLock { w -> Bool in
+            w.onChange = onChange
+            return w.id == nil
+        }
+        if register {
+            let id = backend.addInfoWatch(LibgpiodBackend.InfoWatch(fd: fd, drain: { [weak self] in self?.drainInfo() }))
+            watcher.withLock { $0.id = id }
+        }
+        return true
+    }
+
+    /// Reads the pending line-info changes and tells the watcher (after the chip's lock).
+    func drainInfo() {
+        var changes: [GPIOLineChange] = []
+        chip.withLock { c in
+            guard let c else { return }
+            var event = hg_info_event()
+            for _ in 0..<64 {
+                guard hg_chip_read_info_event(c.pointer, &event) > 0 else { break }
+                let consumer = withUnsafeBytes(of: event.consumer) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                let kind: GPIOLineChange.Kind =
+                    switch Int(event.type) {
+                    case Int(HG_INFO_REQUESTED): .requested
+                    case Int(HG_INFO_RELEASED): .released
+                    default: .reconfigured
+                    }
+                changes.append(GPIOLineChange(offset: Int(event.offset), kind: kind, consumer: consumer, timestampNanoseconds: event.timestamp_ns))
+            }
+        }
+        guard let onChange = watcher.withLock({ $0.onChange }) else { return }
+        for change in changes { onChange(change) }
+    }
 
     func offset(ofLineNamed lineName: String) -> Int? {
         chip.withLock { c -> Int? in
@@ -243,6 +352,12 @@ final class LibgpiodChip: GPIOChip {
     }
 
     func close() {
+        if let id = watcher.withLock({ w -> Int? in
+            defer { w = (nil, nil) }
+            return w.id
+        }) {
+            backend.removeInfoWatch(id)
+        }
         chip.withLock { c in
             if let c { hg_chip_close(c.pointer) }
             c = nil

@@ -25,6 +25,8 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
     struct State: Sendable {
         var hardware: Hardware = .none
         var debouncer: Debouncer<C.Instant>
+        /// Sets a chattering line aside (after debouncing).
+        var chatter: ChatterGuard<C.Instant>
         var behaviour: Behaviour
         /// Why the line is not in use (shown as the device's offline reason), nil when it is.
         var failure: GPIOError?
@@ -34,6 +36,7 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
     enum Effect: Sendable {
         case report([AttributeReport])
         case emit(EventReport)
+        case log(LogLevel, String, device: String)
     }
 
     let config: LineConfiguration
@@ -55,7 +58,8 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
             case .toggleSwitch: .latching
             case .relay, .light, .plug: .output
             }
-        state = Mutex(State(debouncer: Debouncer(window: config.debounce.duration, initial: false), behaviour: behaviour))
+        state = Mutex(
+            State(debouncer: Debouncer(window: config.debounce.duration, initial: false), chatter: ChatterGuard(initial: false), behaviour: behaviour))
         description = config.deviceDescription(multiPress: config.buttonSettings)
     }
 
@@ -70,6 +74,7 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
             s.failure = nil
             s.failureLogged = nil
             s.debouncer.reset(to: level)
+            s.chatter.reset(to: level)
             return Self.settle(&s, level: level, now: clock.now, config: config)
         }
     }
@@ -103,10 +108,10 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
             if kernelDebounced {
                 if edge.rising != s.debouncer.level {
                     s.debouncer.reset(to: edge.rising)
-                    effects += Self.apply(&s, LevelChange(level: edge.rising, timestampNanoseconds: edge.timestampNanoseconds), now: now, config: config)
+                    effects += Self.guarded(&s, LevelChange(level: edge.rising, timestampNanoseconds: edge.timestampNanoseconds), now: now, config: config)
                 }
             } else if let change = s.debouncer.edge(edge.rising, at: now, timestamp: edge.timestampNanoseconds) {
-                effects += Self.apply(&s, change, now: now, config: config)
+                effects += Self.guarded(&s, change, now: now, config: config)
             }
             return effects
         }
@@ -116,7 +121,11 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
     func tick(_ now: C.Instant) -> [Effect] {
         state.withLock { s in
             var effects: [Effect] = []
-            if let change = s.debouncer.tick(now) { effects += Self.apply(&s, change, now: now, config: config) }
+            if let change = s.debouncer.tick(now) { effects += Self.guarded(&s, change, now: now, config: config) }
+            if let ended = s.chatter.tick(now) {
+                effects.append(.log(.info, "\(Self.place(config)) is steady again: its changes count again", device: config.localID))
+                if let change = ended { effects += Self.apply(&s, change, now: now, config: config) }
+            }
             switch s.behaviour {
             case .occupancy(var machine):
                 if let occupied = machine.tick(now) { effects.append(.report([Self.occupancyReport(config.localID, occupied)])) }
@@ -134,6 +143,7 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
     var deadline: C.Instant? {
         state.withLock { s in
             var d = s.debouncer.deadline
+            if let c = s.chatter.deadline { d = d.map { min($0, c) } ?? c }
             let behaviourDeadline: C.Instant? =
                 switch s.behaviour {
                 case .occupancy(let m): m.deadline
@@ -143,6 +153,31 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
             if let b = behaviourDeadline { d = d.map { min($0, b) } ?? b }
             return d
         }
+    }
+
+    /// A debounced change, past the chatter guard.
+    static func guarded(_ s: inout State, _ change: LevelChange, now: C.Instant, config: LineConfiguration) -> [Effect] {
+        switch s.chatter.change(change, at: now) {
+        case .pass(let change): return apply(&s, change, now: now, config: config)
+        case .suppressed: return []
+        case .tripped(let restore):
+            let c = s.chatter
+            var effects: [Effect] = [
+                .log(
+                    .warning,
+                    "\(place(config)) chatters: more than \(c.limit) changes within \(c.window), each slower than the debounce "
+                        + "window (a failing contact or a loose wire?). Its changes are ignored until it holds one level for "
+                        + "\(c.quiet); the device keeps its last steady state (line \(c.steady ? "active" : "inactive"))",
+                    device: config.localID)
+            ]
+            if let restore { effects += apply(&s, restore, now: now, config: config) }
+            return effects
+        }
+    }
+
+    /// `GPIO device 'door' (line GPIO17 of chip gpiochip0)`.
+    static func place(_ config: LineConfiguration) -> String {
+        "GPIO device '\(config.localID)' (line \(config.line) of chip \(config.chip))"
     }
 
     static func apply(_ s: inout State, _ change: LevelChange, now: C.Instant, config: LineConfiguration) -> [Effect] {

@@ -385,6 +385,8 @@ final class SimulatedChip: GPIOChip {
 
     var backendDescription: String { "simulated" }
 
+    var isPresent: Bool { simulator.open(name) != nil }
+
     func offset(ofLineNamed lineName: String) -> Int? { simulator.lineNames(name).firstIndex(of: lineName) }
 
     func consumer(ofLine offset: Int) -> String? { simulator.consumer(chip: name, line: String(offset)) }

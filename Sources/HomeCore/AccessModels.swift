@@ -1,5 +1,4 @@
 public import Foundation
-public import HomeCore
 public import HomeModel
 
 /// A person who signs in: an admin or a member.
@@ -45,6 +44,12 @@ public struct AuthSession: Hashable, Sendable {
     public let principal: Principal
     /// The user's name, or the app's name for an app grant.
     public let subject: String
+
+    public init(tokenID: String, principal: Principal, subject: String) {
+        self.tokenID = tokenID
+        self.principal = principal
+        self.subject = subject
+    }
 }
 
 /// An app's request for access, waiting for an admin (the consent step).
@@ -94,4 +99,13 @@ public struct AppGrant: Hashable, Sendable, Codable {
     public let scope: GrantScope
     public let createdAt: Date
     public let revoked: Bool
+
+    public init(id: String, requestID: String, appName: String, scope: GrantScope, createdAt: Date, revoked: Bool) {
+        self.id = id
+        self.requestID = requestID
+        self.appName = appName
+        self.scope = scope
+        self.createdAt = createdAt
+        self.revoked = revoked
+    }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DriverAPI
 import Foundation
+import GPIOKit
 import HearthConfiguration
 import PluginHost
 #if canImport(Glibc)
@@ -60,6 +61,9 @@ struct DoctorCommand: AsyncParsableCommand {
             ]
         } else {
             findings += [Doctor.gpioGroup(user: who, accounts: accounts), Doctor.gpioChips(dev: dev)]
+            // Which libgpiod the plugin will load (v2 or v1) and the kernel's GPIO uAPI.
+            let library = GPIOLibrary.doctorReport(dev: dev)
+            findings.append(Diagnosis(check: "gpio library", status: library.isProblem ? .problem : .ok, explanation: library.explanation))
         }
         findings += Doctor.gpioLines(gpio, dev: dev)
 

@@ -1,0 +1,30 @@
+// The WebSocket protocol's names, as HearthAPI defines them (WebSocketMessages.swift):
+// a test (WireTableTests) checks this table against the Swift enums, so the page never
+// compares strings the server does not send.
+
+/// Message types the server sends (WSServerMessage.Kind).
+export const MSG = Object.freeze({
+  subscribed: "subscribed", unsubscribed: "unsubscribed", pong: "pong", snapshot: "snapshot", added: "added",
+  updated: "updated", removed: "removed", device: "device", changed: "changed", delta: "delta", event: "event",
+  end: "end", error: "error", closing: "closing",
+});
+
+/// Message types a client sends (WSClientMessage.Kind).
+export const SEND = Object.freeze({ subscribe: "subscribe", unsubscribe: "unsubscribe", ping: "ping" });
+
+/// What a subscription observes (SubscriptionQuery.Name).
+export const QUERY = Object.freeze({
+  devices: "devices", discovered: "discovered", rooms: "rooms", structures: "structures", device: "device",
+  deviceUpdates: "deviceUpdates", deviceDeltas: "deviceDeltas", events: "events",
+});
+
+/// How a set subscription delivers changes (SubscriptionMode).
+export const MODE = Object.freeze({ batched: "batched", stream: "stream" });
+
+/// Why a subscription ended (EndReason).
+export const END = Object.freeze({ permissionDenied: "permissionDenied", deviceRemoved: "deviceRemoved", ended: "ended" });
+
+/// A subscribe message.
+export function subscribe(id, query, extra = {}) {
+  return JSON.stringify({ type: SEND.subscribe, id, query, ...extra });
+}

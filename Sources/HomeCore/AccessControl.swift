@@ -1,0 +1,77 @@
+public import HomeModel
+
+/// What the edges (the API server, bridges) need from the access domain: users, passwords,
+/// bearer tokens, app consent requests and grants.
+///
+/// The core owns this protocol, as it owns ``LayoutStore``; HomeStorage implements it on
+/// SQLite (`AccessStore`). Every method is synchronous and thread-safe; failures are
+/// ``HomeError``s with a message a person can act on. Secrets are never stored in clear.
+///
+/// ```swift
+/// let access: any AccessControl = database.accessStore()
+/// let token = try access.login(username: "alice", password: "…")
+/// let session = try access.authenticate(token: token.token)   // → principal user:alice
+/// ```
+public protocol AccessControl: Sendable {
+    // MARK: First start
+
+    /// On the first start, creates the first admin without a password; while that admin has
+    /// none, returns a fresh one-time setup code (older codes stop working), else nil.
+    func bootstrap() throws(HomeError) -> String?
+
+    /// Uses the one-time setup code: sets the first admin's password and signs them in.
+    ///
+    /// - Throws: `unauthenticated` for a wrong or used code, `invalidArgument` for a weak password.
+    func completeSetup(code: String, password: String) throws(HomeError) -> IssuedToken
+
+    // MARK: Users
+
+    /// Signs a user in. - Throws: `unauthenticated`, the same for an unknown user.
+    func login(username: String, password: String) throws(HomeError) -> IssuedToken
+    /// Every user, by name.
+    func users() throws(HomeError) -> [User]
+    /// Adds a user. - Throws: `invalidArgument` (name, role, weak password), `conflict` (name taken).
+    @discardableResult
+    func addUser(username: String, password: String, role: Principal.Role) throws(HomeError) -> User
+    /// Removes a user; returns the IDs of the tokens revoked (their sessions must be ended).
+    func removeUser(_ username: String) throws(HomeError) -> [String]
+    /// A user changes their own password; every other session of theirs but `tokenID` is
+    /// revoked, and their IDs returned.
+    func changePassword(username: String, current: String, new: String, keeping tokenID: String?) throws(HomeError) -> [String]
+    /// An admin sets a user's password; returns the IDs of that user's revoked tokens.
+    func resetPassword(username: String, new: String) throws(HomeError) -> [String]
+
+    // MARK: Tokens
+
+    /// The session a bearer token stands for; nil when unknown. - Throws: `permissionDenied` when revoked.
+    func authenticate(token: String) throws(HomeError) -> AuthSession?
+    /// Whether a token exists and is not revoked.
+    func isLive(tokenID: String) throws(HomeError) -> Bool
+    /// Revokes a token; false when it was unknown or already revoked.
+    @discardableResult
+    func revokeToken(id: String) throws(HomeError) -> Bool
+
+    // MARK: Apps (the consent step, see ``ConsentWorkflow``)
+
+    /// An app asks for access; the secret proves later that the collector is the asker.
+    func createAppRequest(appName: String, deviceTypes: [DeviceTypeID]) throws(HomeError) -> (AppRequest, secret: String)
+    /// One request, or `notFound`.
+    func appRequest(id: String) throws(HomeError) -> AppRequest
+    /// Requests, newest first; only pending ones when asked.
+    func appRequests(pendingOnly: Bool) throws(HomeError) -> [AppRequest]
+    /// Checks an app's request secret: `notFound` or `permissionDenied`.
+    func verifyRequestSecret(id: String, secret: String) throws(HomeError)
+    /// An admin approves a pending request with the scope they chose.
+    func approve(requestID: String, scope: GrantScope, by admin: String) throws(HomeError) -> AppRequest
+    /// An admin denies a pending request.
+    func deny(requestID: String, by admin: String) throws(HomeError) -> AppRequest
+    /// The app collects its token, once, after approval; nil while pending.
+    func claimToken(requestID: String, secret: String) throws(HomeError) -> IssuedToken?
+    /// App grants (issued tokens), newest first.
+    func grants(includeRevoked: Bool) throws(HomeError) -> [AppGrant]
+
+    // MARK: Health
+
+    /// Reads from the store once: throws when it cannot answer (for `/readyz`).
+    func checkReadable() throws(HomeError)
+}

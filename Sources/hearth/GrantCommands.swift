@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import HearthAPI
+import HearthClient
+import HomeModel
+
+// App requests and grants (admins).
+
+struct GrantsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grants", abstract: "App access: pending requests, approve, deny, list, revoke (admins).",
+        subcommands: [List.self, Pending.self, Approve.self, Deny.self, Revoke.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Live app grants.")
+        @OptionGroup var options: ClientOptions
+        func run() async throws {
+            let grants = try await options.home().grants()
+            try options.output(grants, columns: ["GRANT", "APP", "DEVICE TYPES", "SENSITIVE", "CONTROL"]) { [$0.id, $0.appName, GrantsCommand.types($0.scope.deviceTypes), $0.scope.includeSensitive ? "yes" : "no", $0.scope.canControl ? "yes" : "read only"] }
+        }
+    }
+    struct Pending: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "App requests waiting for a decision.")
+        @OptionGroup var options: ClientOptions
+        func run() async throws {
+            let requests = try await options.home().appRequests(pendingOnly: true)
+            try options.output(requests, columns: ["REQUEST", "APP", "ASKS FOR"]) { [$0.id, $0.appName, GrantsCommand.types($0.requestedDeviceTypes.isEmpty ? nil : $0.requestedDeviceTypes)] }
+        }
+    }
+    struct Approve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Approve an app request, choosing what it may see.")
+        @OptionGroup var options: ClientOptions
+        @Argument var request: String
+        @Option(name: .customLong("device-type"), help: "A device type to allow (name or 0x… ID); repeat. Default: what the app asked for.")
+        var deviceTypes: [String] = []
+        @Flag(help: "Include sensitive devices (locks, garage doors, alarms).") var includeSensitive = false
+        @Flag(help: "Read and observe only, no commands.") var readOnly = false
+        func run() async throws {
+            let r = try await options.home().approve(
+                request: request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
+                canControl: !readOnly)
+            try options.output(r, "Approved '\(r.appName)' (\(r.id)); the app collects its token now.")
+        }
+    }
+    struct Deny: AsyncParsableCommand {
+        @OptionGroup var options: ClientOptions
+        @Argument var request: String
+        func run() async throws {
+            let r = try await options.home().deny(request: request)
+            try options.output(r, "Denied '\(r.appName)'.")
+        }
+    }
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a grant: the app's sockets close at once.")
+        @OptionGroup var options: ClientOptions
+        @Argument var grant: String
+        func run() async throws {
+            try await options.home().revokeGrant(grant)
+            options.say("Revoked \(grant).")
+        }
+    }
+
+    static func types(_ ids: [DeviceTypeID]?) -> String {
+        guard let ids else { return "all" }
+        return ids.map { Catalog.standard.deviceType($0)?.name ?? $0.hex }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import HomeModel
+import HomeStorage
+
+/// Opens the database for a CLI command, turning errors into a clean exit.
+func openDatabase(_ path: String) throws -> HearthDatabase {
+    do {
+        return try HearthDatabase(path: path)
+    } catch {
+        FileHandle.standardError.write(Data("hearth: \(error.message)\n".utf8))
+        throw ExitCode(74)
+    }
+}
+
+func fail(_ error: HomeError) -> ExitCode {
+    FileHandle.standardError.write(Data("hearth: \(error.message)\n".utf8))
+    return ExitCode(error.code == .invalidArgument || error.code == .notFound ? 65 : 74)
+}
+
+/// `hearth backup`: writes the layout and device registry to a JSON file.
+struct BackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Save the layout (structures, rooms, devices, commissioning) to a file.",
+        discussion: "Safe while hearthd runs: it reads one consistent snapshot of the database.")
+
+    @Option(help: "The database file.")
+    var database = "var/hearth.sqlite"
+
+    @Option(name: .shortAndLong, help: "The backup file to write (JSON).")
+    var output: String
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: database) else {
+            throw fail(.notFound("\(database): no such database (give it with --database)"))
+        }
+        let db = try openDatabase(database)
+        do {
+            try db.backup(to: output)
+            let export = try db.exportLayout()
+            print("saved \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s) to \(output)")
+        } catch {
+            throw fail(error)
+        }
+    }
+}
+
+/// `hearth restore`: replaces the layout with a backup's.
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Replace the layout with one saved by `hearth backup`.",
+        discussion: """
+            Stop hearthd first (it refuses while hearthd runs on the database). A backup from a newer \
+            Hearth, or a database with a newer schema, is refused; nothing is changed then.
+            """)
+
+    @Option(help: "The database file (created if missing).")
+    var database = "var/hearth.sqlite"
+
+    @Option(name: .shortAndLong, help: "The backup file to read.")
+    var input: String
+
+    func run() throws {
+        do {
+            let lock = try DatabaseLock(database: database, holder: "hearth restore")
+            let db = try openDatabase(database)
+            let export = try db.readBackup(input)
+            try db.restore(export)
+            withExtendedLifetime(lock) {}
+            print("restored \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s) from \(input)")
+        } catch let error as HomeError {
+            throw fail(error)
+        }
+    }
+}
+
+/// `hearth restore-on-start`: what an output does when hearthd starts.
+struct RestoreOnStartCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore-on-start",
+        abstract: "Set what an output (relay, lamp) does when hearthd starts: off, on, last, or none.",
+        discussion: "Takes effect at hearthd's next start. `last` brings it back as it was before.")
+
+    @Option(help: "The database file.")
+    var database = "var/hearth.sqlite"
+
+    @Argument(help: "The device ID, e.g. gpio:relay-1.")
+    var device: String
+
+    @Argument(help: "off, on, last, or none (leave it as the hardware starts).")
+    var setting: String
+
+    func run() throws {
+        let policy: RestoreOnStart?
+        if setting == "none" {
+            policy = nil
+        } else if let p = RestoreOnStart(rawValue: setting) {
+            policy = p
+        } else {
+            throw fail(.invalidArgument("'\(setting)' is not a setting; use off, on, last or none"))
+        }
+        let db = try openDatabase(database)
+        do {
+            try db.setRestoreOnStart(policy, for: DeviceID(rawValue: device))
+        } catch {
+            throw fail(error)
+        }
+        print("\(device): restore on start \(setting)")
+    }
+}
