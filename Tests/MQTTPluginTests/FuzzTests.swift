@@ -6,17 +6,17 @@ import Testing
 /// discovery configs, templates, JSON payloads and wire-protocol messages, in a child process
 /// so that a crash or a hang (the watchdog aborts) fails this test instead of the test run.
 @Suite struct FuzzTests {
-    @Test func twentyThousandHostileInputs_neitherCrashNorHang() async {
+    @Test func fiveThousandHostileInputs_neitherCrashNorHang() async {
         await #expect(processExitsWith: .success) {
-            var options = MQTTFuzzer.Options(count: 20_000, seed: 14)
+            var options = MQTTFuzzer.Options(count: 5_000, seed: 14)
             options.corpus = MQTTFuzzer.fixtureCorpus()
             options.hangSeconds = 20
             var fuzzer = MQTTFuzzer(options: options)
             let report = fuzzer.run()
-            #expect(report.inputs == 20_000)
+            #expect(report.inputs == 5_000)
             // The generator must reach past the parsers' first checks, or the run proves little.
-            #expect(report.accepted > 2_000, "\(report)")
-            #expect(report.refused > 2_000, "\(report)")
+            #expect(report.accepted > 250, "\(report)")
+            #expect(report.refused > 250, "\(report)")
         }
     }
 }

@@ -6,7 +6,9 @@ import Testing
 
 /// Discovery messages, templates and payloads that used to kill hearthd (#14). Each runs in a
 /// child process (an exit test), so a crash is a failed test rather than a dead test run.
-@Suite struct HostileInputTests {
+// Serialized: each case is an exit test (a child process of the whole test binary); dozens at
+// once on a 2-core machine starve every other suite.
+@Suite(.serialized) struct HostileInputTests {
     /// One hostile discovery config and the field it must be refused for.
     struct Case: Codable, Sendable, CustomTestStringConvertible {
         let component: String
