@@ -34,6 +34,9 @@ let package = Package(
         .library(name: "FlakyPlugin", type: .dynamic, targets: ["FlakyPlugin"]),
         .library(name: "CrashingPlugin", type: .dynamic, targets: ["CrashingPlugin"]),
         .executable(name: "mqtt-benchmark", targets: ["mqtt-benchmark"]),
+        // Matter protocol foundations (no home model): TLV, and its fuzzer.
+        .library(name: "MatterTLV", targets: ["MatterTLV"]),
+        .executable(name: "matter-tlv-fuzz", targets: ["matter-tlv-fuzz"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -201,9 +204,16 @@ let package = Package(
             path: "Benchmarks/CoreBenchmark",
             swiftSettings: settings),
 
+        // Matter protocol foundations (issue 16): Matter TLV (Appendix A of the Core Specification),
+        // no dependencies; a deterministic fuzzer for its decoder (library, so tests can run it too).
+        .target(name: "MatterTLV", swiftSettings: settings),
+        .target(name: "MatterTLVFuzz", dependencies: ["MatterTLV"], swiftSettings: settings),
+        .executableTarget(name: "matter-tlv-fuzz", dependencies: ["MatterTLV", "MatterTLVFuzz"], swiftSettings: settings),
+
         // What several test targets share: a real mosquitto on a free loopback port.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: settings),
 
+        .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV", "MatterTLVFuzz"], swiftSettings: settings),
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
