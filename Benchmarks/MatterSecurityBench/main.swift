@@ -56,7 +56,7 @@ let icac = try MatterCertificate.issue(
     serialNumber: [2], issuer: rootName, subject: icacName, subjectKey: icacKey.publicKey, notBefore: 1, notAfter: 0,
     extensions: [.basicConstraints(isCA: true, pathLength: 0), .keyUsage([.keyCertSign, .crlSign]),
                  .subjectKeyIdentifier(icacSKID), .authorityKeyIdentifier(rootSKID)], issuerKey: rootKey)
-func node(_ id: UInt64, index: UInt8) throws -> FabricCredentials {
+@MainActor func node(_ id: UInt64, index: UInt8) throws -> FabricCredentials {
     let key = P256.Signing.PrivateKey()
     let noc = try MatterCertificate.issue(
         serialNumber: [UInt8(id & 0xFF)], issuer: icacName, subject: name([.matterNodeID(id), .matterFabricID(7)]),

@@ -7,7 +7,17 @@ public struct FabricCredentials: Sendable {
     public let root: MatterCertificate
     public let icac: MatterCertificate?
     public let noc: MatterCertificate
-    public let operationalKey: P256.Signing.PrivateKey
+    // Kept as raw bytes: swift-crypto's private keys are not Sendable.
+    private let operationalKeyBytes: [UInt8]
+
+    /// The NOC's private key.
+    func operationalKey() throws(MatterSecurityError) -> P256.Signing.PrivateKey {
+        do {
+            return try P256.Signing.PrivateKey(rawRepresentation: operationalKeyBytes)
+        } catch {
+            throw .crypto("the operational key does not load")
+        }
+    }
     /// The operational identity protection key (16 bytes), derived from the epoch IPK.
     public let ipk: [UInt8]
     public let fabricID: UInt64
@@ -25,7 +35,7 @@ public struct FabricCredentials: Sendable {
         self.root = root
         self.icac = icac
         self.noc = noc
-        self.operationalKey = operationalKey
+        operationalKeyBytes = Array(operationalKey.rawRepresentation)
         self.nodeID = nodeID
         self.fabricID = fabricID
         compressedFabricID = try Fabric.compressedFabricID(rootPublicKey: root.publicKey, fabricID: fabricID)
@@ -162,7 +172,7 @@ public struct CASEResponder: HandshakeStateMachine {
             let icacBytes = try credentials.icac?.tlvEncoded()
             let tbs = try SigmaData.tbs(noc: nocBytes, icac: icacBytes, ownKey: ownKey, peerKey: sigma1.initiatorEphemeralKey)
             let resumptionID = randomBytes(16)
-            let tbe = try SigmaData.tbe(noc: nocBytes, icac: icacBytes, signature: try CASE.sign(tbs, with: credentials.operationalKey),
+            let tbe = try SigmaData.tbe(noc: nocBytes, icac: icacBytes, signature: try CASE.sign(tbs, with: try credentials.operationalKey()),
                                         resumptionID: resumptionID)
             let random = randomBytes(32)
             let s2k = CASE.kdf(shared, salt: credentials.ipk + random + ownKey + CASE.hash(payload), info: "Sigma2", count: 16)
@@ -229,7 +239,8 @@ public struct CASEResponder: HandshakeStateMachine {
 public struct CASEInitiator: HandshakeStateMachine {
     enum State: Sendable {
         case idle
-        case awaitingSigma2(sigma1: [UInt8], request: Sigma1, ephemeral: P256.KeyAgreement.PrivateKey)
+        /// The ephemeral key as raw bytes (swift-crypto's private keys are not Sendable).
+        case awaitingSigma2(sigma1: [UInt8], request: Sigma1, ephemeral: [UInt8])
         case awaitingStatus(EstablishedSession)
         case finished
     }
@@ -269,7 +280,7 @@ public struct CASEInitiator: HandshakeStateMachine {
             initiatorEphemeralKey: Array(ephemeral.publicKey.x963Representation), sessionParameters: sessionParameters,
             resumptionID: resumption?.resumptionID, initiatorResumeMIC: resumeMIC)
         let bytes = try request.encoded()
-        state = .awaitingSigma2(sigma1: bytes, request: request, ephemeral: ephemeral)
+        state = .awaitingSigma2(sigma1: bytes, request: request, ephemeral: Array(ephemeral.rawRepresentation))
         return SecureChannelMessage(.sigma1, bytes)
     }
 
@@ -306,7 +317,10 @@ public struct CASEInitiator: HandshakeStateMachine {
             ]
         case (.awaitingSigma2(let sigma1, let request, let ephemeral), .sigma2):
             let sigma2 = try Sigma2(decoding: payload)
-            let shared = try CASE.ecdh(ephemeral, sigma2.responderEphemeralKey)
+            guard let ephemeralKey = try? P256.KeyAgreement.PrivateKey(rawRepresentation: ephemeral) else {
+                throw .crypto("CASE: ephemeral key lost")
+            }
+            let shared = try CASE.ecdh(ephemeralKey, sigma2.responderEphemeralKey)
             let s2k = CASE.kdf(shared, salt: credentials.ipk + sigma2.responderRandom + sigma2.responderEphemeralKey + CASE.hash(sigma1),
                                info: "Sigma2", count: 16)
             let tbe2 = try SigmaData.decodeTBE(try CASE.open(sigma2.encrypted2, key: s2k, nonce: CASE.sigma2Nonce), withResumption: true)
@@ -318,7 +332,7 @@ public struct CASEInitiator: HandshakeStateMachine {
             let icacBytes = try credentials.icac?.tlvEncoded()
             let tbs3 = try SigmaData.tbs(noc: nocBytes, icac: icacBytes, ownKey: request.initiatorEphemeralKey,
                                          peerKey: sigma2.responderEphemeralKey)
-            let tbe3 = try SigmaData.tbe(noc: nocBytes, icac: icacBytes, signature: try CASE.sign(tbs3, with: credentials.operationalKey),
+            let tbe3 = try SigmaData.tbe(noc: nocBytes, icac: icacBytes, signature: try CASE.sign(tbs3, with: try credentials.operationalKey()),
                                          resumptionID: nil)
             let s3k = CASE.kdf(shared, salt: credentials.ipk + CASE.hash(sigma1, payload), info: "Sigma3", count: 16)
             let sigma3 = try TLVStructure.encode(octets: try CASE.seal(tbe3, key: s3k, nonce: CASE.sigma3Nonce), tag: 1)

@@ -36,7 +36,7 @@ func parseOptions() -> Options {
 
 func say(_ line: String) {
     print(line)
-    fflush(stdout)
+    fflush(nil)  // all output streams
 }
 
 func now() -> Double {
