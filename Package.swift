@@ -36,6 +36,9 @@ let package = Package(
         .executable(name: "mqtt-benchmark", targets: ["mqtt-benchmark"]),
         // Hostile-input run over the MQTT plugin's parsers and the plugin wire protocol (#14).
         .executable(name: "mqtt-fuzz", targets: ["mqtt-fuzz"]),
+        // Matter protocol foundations (no home model): TLV, and its fuzzer.
+        .library(name: "MatterTLV", targets: ["MatterTLV"]),
+        .executable(name: "matter-tlv-fuzz", targets: ["matter-tlv-fuzz"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -51,6 +54,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -210,9 +215,41 @@ let package = Package(
             path: "Benchmarks/CoreBenchmark",
             swiftSettings: settings),
 
+        // Matter protocol foundations (issue 16): Matter TLV (Appendix A of the Core Specification),
+        // no dependencies; a deterministic fuzzer for its decoder (library, so tests can run it too).
+        .target(name: "MatterTLV", swiftSettings: settings),
+        .target(name: "MatterTLVFuzz", dependencies: ["MatterTLV"], swiftSettings: settings),
+        .executableTarget(name: "matter-tlv-fuzz", dependencies: ["MatterTLV", "MatterTLVFuzz"], swiftSettings: settings),
+        // PASE and CASE handshake times (docs/BENCHMARKS.md).
+        .executableTarget(
+            name: "matter-security-bench",
+            dependencies: ["MatterSecurity", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Benchmarks/MatterSecurityBench", swiftSettings: settings),
+        // Onboarding payloads, SPAKE2+/PASE, operational certificates (TLV <-> X.509), CASE.
+        .target(
+            name: "MatterSecurity",
+            dependencies: [
+                "MatterTLV",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: settings),
+
         // What several test targets share: a real mosquitto on a free loopback port.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: settings),
 
+        .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV", "MatterTLVFuzz"], swiftSettings: settings),
+        .testTarget(
+            name: "MatterSecurityTests",
+            dependencies: [
+                "MatterSecurity", "MatterTLV",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: settings),
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
