@@ -37,6 +37,8 @@ let package = Package(
         // Matter protocol foundations (no home model): TLV, and its fuzzer.
         .library(name: "MatterTLV", targets: ["MatterTLV"]),
         .executable(name: "matter-tlv-fuzz", targets: ["matter-tlv-fuzz"]),
+        .library(name: "MatterMessaging", targets: ["MatterMessaging"]),
+        .executable(name: "matter-bench", targets: ["matter-bench"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -209,11 +211,20 @@ let package = Package(
         .target(name: "MatterTLV", swiftSettings: settings),
         .target(name: "MatterTLVFuzz", dependencies: ["MatterTLV"], swiftSettings: settings),
         .executableTarget(name: "matter-tlv-fuzz", dependencies: ["MatterTLV", "MatterTLVFuzz"], swiftSettings: settings),
+        // Matter messages: headers, AES-CCM (through swift-crypto's vendored BoringSSL), privacy,
+        // counters and replay windows, sessions, exchanges, MRP; a thin UDP owner.
+        .target(
+            name: "MatterMessaging",
+            dependencies: ["MatterTLV", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: settings),
+        // Prints message encrypt+decrypt and TLV throughput (docs/BENCHMARKS.md).
+        .executableTarget(name: "matter-bench", dependencies: ["MatterTLV", "MatterMessaging"], swiftSettings: settings),
 
         // What several test targets share: a real mosquitto on a free loopback port.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: settings),
 
         .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV", "MatterTLVFuzz"], swiftSettings: settings),
+        .testTarget(name: "MatterMessagingTests", dependencies: ["MatterMessaging", "MatterTLV"], swiftSettings: settings),
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
