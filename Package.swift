@@ -39,6 +39,8 @@ let package = Package(
         // Matter protocol foundations (no home model): TLV, and its fuzzer.
         .library(name: "MatterTLV", targets: ["MatterTLV"]),
         .executable(name: "matter-tlv-fuzz", targets: ["matter-tlv-fuzz"]),
+        .library(name: "MatterMessaging", targets: ["MatterMessaging"]),
+        .executable(name: "matter-bench", targets: ["matter-bench"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -236,6 +238,16 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: settings),
+        // Matter messages: headers, AES-CCM (through swift-crypto's vendored BoringSSL), privacy,
+        // counters and replay windows, sessions, exchanges, MRP; a thin UDP owner.
+        .target(
+            name: "MatterMessaging",
+            dependencies: ["MatterTLV", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: settings),
+        // Prints message encrypt+decrypt and TLV throughput (docs/BENCHMARKS.md).
+        .executableTarget(name: "matter-bench", dependencies: ["MatterTLV", "MatterMessaging"], swiftSettings: settings),
+        // A PASE responder on UDP for the real CHIP controller (scripts/test-matter-controller).
+        .executableTarget(name: "matter-test-responder", dependencies: ["MatterSecurity", "MatterMessaging"], swiftSettings: settings),
 
         // What several test targets share: a real mosquitto on a free loopback port.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: settings),
@@ -250,6 +262,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: settings),
+        .testTarget(name: "MatterMessagingTests", dependencies: ["MatterMessaging", "MatterTLV"], swiftSettings: settings),
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(
