@@ -97,9 +97,16 @@ public struct ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        // Everything else the host opens is close-on-exec (Swift, Foundation and our own sockets
-        // open that way), so the child gets stdin/stdout/stderr and this socket only.
-        posix_spawn_file_actions_adddup2(&actions, childEnd, ChildLaunch.childFD)
+        // The child gets stdin/stdout/stderr and this socket only. Not everything the host opens
+        // is close-on-exec: SwiftNIO opens its listening and accepted sockets without
+        // `SOCK_CLOEXEC`, so the API's and the metrics' listeners would leak into every plugin
+        // (which could then accept the admin's requests). Close every descriptor above ours.
+        var rc = posix_spawn_file_actions_adddup2(&actions, childEnd, ChildLaunch.childFD)
+        if rc == 0 { rc = closeDescriptors(above: ChildLaunch.childFD, in: &actions) }
+        guard rc == 0 else {
+            _ = Glibc.close(hostFD)
+            throw .internal("cannot prepare the child's descriptors: \(String(cString: strerror(rc)))")
+        }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -124,12 +131,29 @@ public struct ChildProcess: Sendable {
             for p in envp { free(p) }
         }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, launch.executable, &actions, &attributes, argv, envp)
+        rc = posix_spawn(&pid, launch.executable, &actions, &attributes, argv, envp)
         guard rc == 0 else {
             _ = Glibc.close(hostFD)
             throw .internal("cannot start \(launch.executable): \(String(cString: strerror(rc)))")
         }
         return ChildProcess(pid: pid, channel: FrameChannel(fd: hostFD))
+    }
+
+    /// Adds closing every descriptor above `fd` to `actions`: glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; looked up at run time, as
+    /// Swift's Glibc module does not declare it), else one `close` per descriptor open now
+    /// that is not close-on-exec.
+    static func closeDescriptors(above fd: Int32, in actions: inout posix_spawn_file_actions_t) -> Int32 {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            return unsafeBitCast(symbol, to: CloseFrom.self)(&actions, fd + 1)
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap(Int32.init) ?? []
+        for d in open where d > fd && !InheritedDescriptors.isCloseOnExec(d) {
+            let rc = posix_spawn_file_actions_addclose(&actions, d)
+            if rc != 0 { return rc }
+        }
+        return 0
     }
 
     /// Waits for the child to end, blocking the calling thread: the host calls it on the
@@ -158,4 +182,33 @@ public struct ChildProcess: Sendable {
 
     /// Sends `SIGKILL` (used when a child ignores `stop` past the shutdown deadline).
     public func kill() { _ = Glibc.kill(pid, SIGKILL) }
+}
+
+/// This process's open files, as programs it starts would inherit them.
+public enum InheritedDescriptors {
+    /// Marks every descriptor above standard error close-on-exec, so no program this process
+    /// starts from now on inherits it: not a plugin's process, not the Swift runtime's crash
+    /// backtracer (`swift-backtrace`, which otherwise keeps the API's and the metrics'
+    /// listening sockets open after a crash, and the restart fails with "address in use").
+    ///
+    /// SwiftNIO opens its listening and accepted sockets without `SOCK_CLOEXEC`; hearthd calls
+    /// this once its listeners are bound.
+    /// - Returns: how many descriptors were changed.
+    @discardableResult
+    public static func markCloseOnExec() -> Int {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return 0 }
+        var changed = 0
+        for name in names {
+            guard let fd = Int32(name), fd > STDERR_FILENO else { continue }
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0, flags & FD_CLOEXEC == 0, fcntl(fd, F_SETFD, flags | FD_CLOEXEC) == 0 { changed += 1 }
+        }
+        return changed
+    }
+
+    /// Whether descriptor `fd` of this process is close-on-exec.
+    public static func isCloseOnExec(_ fd: Int32) -> Bool {
+        let flags = fcntl(fd, F_GETFD)
+        return flags >= 0 && flags & FD_CLOEXEC != 0
+    }
 }
