@@ -230,16 +230,30 @@ extension HomeState {
     }
 
     mutating func report(_ id: DeviceID, _ r: AttributeReport, at: UInt64, catalog: Catalog, into outcome: inout HomeOutcome) {
-        // Both slots are edited in place through their `_modify` accessors (one lookup each,
-        // no removal and re-insertion of the key).
-        let edit = Self.applyReport(r, to: &devices[id], sharedWith: &commissioned[id], catalog: catalog)
-        switch edit {
-        case .unknownDevice:
+        // Which trees hold the device (the value copy is released before the edit starts).
+        guard let commissioning = devices[id]?.commissioning else {
             outcome.rejected.append((id, "unknown", "report for unknown device \(id) (publish it first)"))
             return
-        case .refused(let key, let message):
-            outcome.rejected.append((id, key, message))
+        }
+        if let refusal = Self.refusal(of: r, catalog: catalog) {
+            outcome.rejected.append((id, refusal.key, refusal.message))
             return
+        }
+        // Both slots are edited in place (one lookup each, the key is never removed and
+        // re-inserted) through `subscript(_:default:)`'s `_modify`, never through
+        // `subscript(_:)`'s: swift-collections 1.6.0 prepares the latter with an `_UnsafePath`
+        // taken before it copies a node that a snapshot shares, and its debug assertions then
+        // read that old node, which a subscriber dropping its snapshot on another thread may
+        // have freed (the debug build crashed under report churn). The default is never used:
+        // the key is present.
+        let edit: ReportEdit
+        if commissioning == .commissioned {
+            edit = Self.applyReport(r, to: &devices[id, default: .vacancy], sharedWith: &commissioned[id, default: .vacancy])
+        } else {
+            var unshared = DeviceSnapshot.vacancy
+            edit = Self.applyReport(r, to: &devices[id, default: .vacancy], sharedWith: &unshared)
+        }
+        switch edit {
         case .noSuchTrait:
             lastSeen[id] = at
             outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(catalog.trait(r.trait)?.name ?? r.trait.hex)"))
@@ -254,42 +268,41 @@ extension HomeState {
 
     /// What a report did to its device.
     enum ReportEdit {
-        case unknownDevice
-        case refused(key: String, message: String)
         case noSuchTrait
         case unchanged
         case changed(DeviceChangeKind)
     }
 
-    /// Applies one report to a device held in `slot` (from ``devices``) and, for a commissioned
-    /// device, in `shared` (the same value in ``commissioned``).
-    ///
-    /// The accessors move the values out of the dictionaries while they are edited; dropping
-    /// the second reference first leaves the device's nested storage (types → traits →
-    /// attributes) uniquely referenced, so the one attribute changes in place instead of
-    /// copying the path to it (a subscriber still holding the previous version keeps the copy).
-    /// Both slots get the device back before returning, so neither key is removed.
-    static func applyReport(
-        _ r: AttributeReport, to slot: inout DeviceSnapshot?, sharedWith shared: inout DeviceSnapshot?, catalog: Catalog
-    ) -> ReportEdit {
-        guard slot != nil else { return .unknownDevice }
+    /// Why the catalogue refuses a report, if it does (checked before any device is touched).
+    static func refusal(of r: AttributeReport, catalog: Catalog) -> (key: String, message: String)? {
         switch catalog.check(r.trait, r.attribute, r.value) {
         case .valid, .unknownTrait:
-            break
+            return nil
         case .invalid(let message):
-            return .refused(key: "\(r.trait.hex)/\(r.attribute.hex)", message: message)
+            return ("\(r.trait.hex)/\(r.attribute.hex)", message)
         case .unknownAttribute:
             // Manufacturer-specific attributes (0xF000…) ride along on standard traits.
             if r.attribute.rawValue < 0xF000, let descriptor = catalog.trait(r.trait), !descriptor.isVendor {
-                return .refused(
-                    key: "\(r.trait.hex)/\(r.attribute.hex)", message: "trait \(descriptor.name) has no attribute \(r.attribute.hex)")
+                return ("\(r.trait.hex)/\(r.attribute.hex)", "trait \(descriptor.name) has no attribute \(r.attribute.hex)")
             }
+            return nil
         }
-        var device = slot.take()!
-        let isShared = shared.take() != nil
+    }
+
+    /// Applies one report to a device held in `slot` (from ``devices``) and, for a commissioned
+    /// device, in `shared` (the same value in ``commissioned``; a scratch value otherwise).
+    ///
+    /// The device is moved out of `slot` and the second reference dropped first, so the
+    /// device's nested storage (types → traits → attributes) is uniquely referenced and the
+    /// one attribute changes in place instead of copying the path to it (a subscriber still
+    /// holding the previous version keeps the copy). Both slots get the device back.
+    static func applyReport(_ r: AttributeReport, to slot: inout DeviceSnapshot, sharedWith shared: inout DeviceSnapshot) -> ReportEdit {
+        var device = DeviceSnapshot.vacancy
+        swap(&device, &slot)
+        shared = .vacancy
         defer {
             slot = device
-            if isShared { shared = device }
+            shared = device
         }
         var found = false
         var valueChanged = false
@@ -352,6 +365,11 @@ extension HomeState {
             outcome.devices.append((id, .shape))
         }
     }
+}
+
+extension DeviceSnapshot {
+    /// Stands in a dictionary slot while its device is edited (never seen outside: no storage).
+    static let vacancy = DeviceSnapshot(id: DeviceID(rawValue: ""), name: "", types: [])
 }
 
 extension TraitState {
