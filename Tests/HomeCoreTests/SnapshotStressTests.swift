@@ -66,6 +66,13 @@ import Testing
         }
     }
 
+    /// Runs blocking work on a new thread and awaits its result without holding a pool thread.
+    static func onThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: work()) }.start()
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func reportsAndChurn_whileOtherThreadsHoldAndDropSnapshots() async throws {
         // Freed memory is overwritten at once, so a read of a freed node fails loudly instead
@@ -96,23 +103,28 @@ import Testing
             return names
         }
 
-        var expected: [Int: Bool] = [:]
-        let deadline = ContinuousClock.now + .seconds(5)
-        var k = 0
-        while k < 40_000 && ContinuousClock.now < deadline {
-            let i = (k &* 7) % count
-            let on = (k / count) % 2 == 0
-            driver.report("lamp\(i)", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(on))
-            expected[i] = on
-            if k % 16 == 0 {
-                // Discovery churn: a device appears, an older one goes.
-                driver.publish(Fixtures.lamp("churn\(k)"))
-                if k >= 64 { driver.remove(device: "churn\(k - 64)") }
+        // The writer and the joins run on a thread of their own: blocking the test's pool
+        // thread would starve every other test running beside this one.
+        let expected = await Self.onThread { () -> [Int: Bool] in
+            var expected: [Int: Bool] = [:]
+            let deadline = ContinuousClock.now + .seconds(5)
+            var k = 0
+            while k < 40_000 && ContinuousClock.now < deadline {
+                let i = (k &* 7) % count
+                let on = (k / count) % 2 == 0
+                driver.report("lamp\(i)", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(on))
+                expected[i] = on
+                if k % 16 == 0 {
+                    // Discovery churn: a device appears, an older one goes.
+                    driver.publish(Fixtures.lamp("churn\(k)"))
+                    if k >= 64 { driver.remove(device: "churn\(k - 64)") }
+                }
+                k += 1
             }
-            k += 1
+            findings.stop.store(true, ordering: .relaxed)
+            for _ in 0..<readers { done.wait() }
+            return expected
         }
-        findings.stop.store(true, ordering: .relaxed)
-        for _ in 0..<readers { done.wait() }
         subscriber.cancel()
         _ = await subscriber.value
 
