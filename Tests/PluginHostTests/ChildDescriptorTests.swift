@@ -93,11 +93,11 @@ import Testing
             #expect(!sockets.values.contains(listener.inode), "the child holds the host's listener: \(sockets)")
             // Only the host's socket pair end, on the agreed number, among what the host gave it.
             #expect(sockets[ChildLaunch.childFD] != nil)
-            // With the host's copy closed nothing listens on the port any more: the child
-            // could not accept a connection there.
+            // (Whether the port still accepts once the host closes its copy is not checked: other
+            // tests running beside this one start programs with Foundation's Process, which
+            // inherit the listener too. The child's own descriptor table above is the proof.)
             #expect(listener.connects())
             if open.exchange(false, ordering: .relaxed) { _ = Glibc.close(listener.fd) }
-            #expect(!listener.connects(), "a connection to the host's port was accepted after the host closed it")
         }
     }
 }
