@@ -20,6 +20,8 @@ public struct PluginRunError: Error, Hashable, Sendable, CustomStringConvertible
         public static let failed = Kind(rawValue: "failed")
         /// The child did not send `hello` within ``IsolatedPlugin/helloTimeout`` and was killed.
         public static let noHello = Kind(rawValue: "noHello")
+        /// The child did not answer a liveness ping within ``IsolatedPlugin/pingTimeout`` and was killed.
+        public static let unresponsive = Kind(rawValue: "unresponsive")
     }
 
     public let kind: Kind
@@ -68,7 +70,11 @@ final class ExitSignal: Sendable {
 /// that crashes ends the run with ``PluginRunError`` `processEnded`, so the ``PluginService``
 /// supervising this plugin restarts it with the same backoff as an in-process plugin. A child
 /// that does not say `hello` within ``helloTimeout`` is killed and ends the run with `noHello`,
-/// restarted the same way. The wire format is `docs/plugin-protocol.md`.
+/// restarted the same way. A child that says in its `hello` that it answers pings
+/// (`"ping": true`; `hearthd plugin-host` does) is pinged every ``pingInterval``; one that leaves
+/// a ping unanswered for ``pingTimeout`` is hung: it is killed and the run ends with
+/// `unresponsive`, restarted like a crash (its devices offline meanwhile). The wire format is
+/// `docs/plugin-protocol.md`.
 public final class IsolatedPlugin: DriverPlugin {
     /// What the host knows before the child says hello (from the loaded `.so`, or from the configuration).
     public let manifest: PluginManifest
@@ -79,8 +85,17 @@ public final class IsolatedPlugin: DriverPlugin {
     /// (`plugins.<id>.helloTimeout` in `hearth.yaml`).
     public let helloTimeout: Duration
 
+    /// How often a child that answers pings is pinged (`plugins.<id>.pingInterval`).
+    public let pingInterval: Duration
+    /// How long a ping may go unanswered before the child counts as hung (`plugins.<id>.pingTimeout`).
+    public let pingTimeout: Duration
+
     /// The default ``helloTimeout``.
     public static let defaultHelloTimeout: Duration = .seconds(30)
+    /// The default ``pingInterval``.
+    public static let defaultPingInterval: Duration = .seconds(15)
+    /// The default ``pingTimeout``.
+    public static let defaultPingTimeout: Duration = .seconds(10)
 
     struct Running {
         let process: ChildProcess
@@ -92,6 +107,12 @@ public final class IsolatedPlugin: DriverPlugin {
         var helloTimedOut = false
         /// Waits ``IsolatedPlugin/helloTimeout`` for `hello`; cancelled when it comes.
         var helloWatchdog: Task<Void, Never>?
+        /// Whether the child said in its `hello` that it answers pings.
+        var answersPings = false
+        /// The highest ping number the child answered.
+        var lastPong: Int64 = 0
+        /// Set by the liveness watchdog when it kills a process that left a ping unanswered.
+        var unresponsive = false
     }
 
     struct State {
@@ -99,6 +120,8 @@ public final class IsolatedPlugin: DriverPlugin {
         var nextRequest: Int64 = 0
         var helloManifest: PluginManifest?
         var pid: Int32?
+        /// Pings answered, by every process of this plugin (for status and tests).
+        var pongs = 0
     }
 
     let state = Mutex(State())
@@ -109,12 +132,15 @@ public final class IsolatedPlugin: DriverPlugin {
 
     public init(
         manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5),
-        helloTimeout: Duration = IsolatedPlugin.defaultHelloTimeout, clock: any Clock<Duration> = ContinuousClock()
+        helloTimeout: Duration = IsolatedPlugin.defaultHelloTimeout, pingInterval: Duration = IsolatedPlugin.defaultPingInterval,
+        pingTimeout: Duration = IsolatedPlugin.defaultPingTimeout, clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.manifest = manifest
         self.launch = launch
         self.stopGrace = stopGrace
         self.helloTimeout = helloTimeout
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
         self.clock = clock
     }
 
@@ -128,6 +154,8 @@ public final class IsolatedPlugin: DriverPlugin {
     public var announcedManifest: PluginManifest? { state.withLock { $0.helloManifest } }
     /// The child's process ID while one runs.
     public var processID: Int32? { state.withLock { $0.running?.process.pid } }
+    /// How many liveness pings the children of this plugin have answered.
+    public var answeredPings: Int { state.withLock { $0.pongs } }
 
     public func run(context: any DriverContext) async throws {
         let process = try ChildProcess.spawn(launch)
@@ -152,6 +180,8 @@ public final class IsolatedPlugin: DriverPlugin {
         }
         state.withLock { $0.running?.helloWatchdog = helloWatchdog }
         defer { helloWatchdog.cancel() }
+        let liveness = livenessWatchdog(process)
+        defer { liveness.cancel() }
         var failure: PluginRunError?
         do {
             try process.channel.send(
@@ -192,12 +222,14 @@ public final class IsolatedPlugin: DriverPlugin {
             } : nil
         let how = await exit.wait()
         watchdog?.cancel()
-        let (pending, wasStopping, helloTimedOut) = state.withLock { s -> ([CheckedContinuation<Value, any Error>], Bool, Bool) in
+        let (pending, wasStopping, helloTimedOut, unresponsive) = state.withLock {
+            s -> ([CheckedContinuation<Value, any Error>], Bool, Bool, Bool) in
             let p = s.running.map { Array($0.pending.values) } ?? []
             let stopping = s.running?.stopping ?? false
             let timedOut = s.running?.helloTimedOut ?? false
+            let unresponsive = s.running?.unresponsive ?? false
             s.running = nil
-            return (p, stopping, timedOut)
+            return (p, stopping, timedOut, unresponsive)
         }
         changed()
         for c in pending { c.resume(throwing: HomeError.driverError("plugin \(manifest.id): its process \(how) before answering")) }
@@ -207,8 +239,41 @@ public final class IsolatedPlugin: DriverPlugin {
                 .noHello,
                 "plugin process \(launch.pluginPath) (pid \(process.pid)) sent no hello within \(Self.seconds(helloTimeout)); killed")
         }
+        if unresponsive {
+            throw PluginRunError(
+                .unresponsive,
+                "plugin process \(launch.pluginPath) (pid \(process.pid)) did not answer a ping within \(Self.seconds(pingTimeout)); killed")
+        }
         if wasStopping || Task.isCancelled { return }
         throw PluginRunError(.processEnded, "the plugin process \(how)")
+    }
+
+    /// Pings a child that answers pings every ``pingInterval`` and kills it when a ping is still
+    /// unanswered after ``pingTimeout`` (the reader loop then ends with the socket).
+    func livenessWatchdog(_ process: ChildProcess) -> Task<Void, Never> {
+        Task.detached { [clock, pingInterval, pingTimeout] in
+            var ping: Int64 = 0
+            while true {
+                do { try await clock.sleep(for: pingInterval) } catch { return }
+                let pinging = self.state.withLock { s in
+                    s.running?.process.pid == process.pid && s.running?.answersPings == true && s.running?.stopping == false
+                }
+                guard pinging else { continue }
+                ping += 1
+                // A failed send means the child is gone: the reader loop sees that on its own.
+                try? process.channel.send(["type": "ping", "id": .int(ping)])
+                do { try await clock.sleep(for: pingTimeout) } catch { return }
+                let hung = self.state.withLock { s -> Bool in
+                    guard let r = s.running, r.process.pid == process.pid, !r.stopping, r.lastPong < ping else { return false }
+                    s.running?.unresponsive = true
+                    return true
+                }
+                if hung {
+                    process.kill()
+                    return
+                }
+            }
+        }
     }
 
     /// `30 s`, `0.5 s`: a duration for a log line.
@@ -255,6 +320,7 @@ public final class IsolatedPlugin: DriverPlugin {
             let watchdog = state.withLock { s -> Task<Void, Never>? in
                 s.helloManifest = m
                 s.running?.greeted = true
+                s.running?.answersPings = o["ping"]?.boolValue == true
                 return s.running?.helloWatchdog
             }
             watchdog?.cancel()
@@ -299,6 +365,13 @@ public final class IsolatedPlugin: DriverPlugin {
             throw PluginRunError(.failed, try PluginWire.optionalString(o, "message", in: "failed") ?? "the plugin failed")
         case "stopped":
             state.withLock { $0.running?.stopping = true }
+        case "pong":
+            guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("pong.id: expected an integer") }
+            state.withLock { s in
+                guard let last = s.running?.lastPong else { return }
+                s.running?.lastPong = max(last, id)
+                s.pongs += 1
+            }
         default:
             // Unknown messages are ignored, so a newer plugin can send more than this host knows.
             context.log(.debug, "ignored a '\(type)' message this host does not know", device: nil)

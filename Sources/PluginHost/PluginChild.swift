@@ -44,7 +44,8 @@ public enum PluginChild {
         }
         let plugin = loaded.plugin
         do {
-            try channel.send(["type": "hello", "protocol": .int(PluginWire.version), "manifest": PluginWire.encode(loaded.manifest)])
+            try channel.send(
+                ["type": "hello", "protocol": .int(PluginWire.version), "manifest": PluginWire.encode(loaded.manifest), "ping": true])
         } catch {
             return fail("the host closed the connection")
         }
@@ -116,7 +117,7 @@ public enum PluginChild {
 }
 
 /// Reads the host's requests after `start`: commands and writes (each answered by a `result`),
-/// and `stop`. Returns on `stop`, when the host goes away, or when cancelled.
+/// liveness pings (answered by a `pong`), and `stop`. Returns on `stop`, when the host goes away, or when cancelled.
 ///
 /// `@unchecked Sendable`: the iterator is used by exactly one task, `serve`, after the hand-over.
 final class MessageLoop: @unchecked Sendable {
@@ -131,6 +132,10 @@ final class MessageLoop: @unchecked Sendable {
                 switch o["type"]?.stringValue {
                 case "stop":
                     return
+                case "ping":
+                    // Answered by this loop, on the same threads the plugin's tasks use: a plugin
+                    // that blocks them all leaves the ping unanswered, and the host restarts it.
+                    try? channel.send(["type": "pong", "id": o["id"] ?? .null])
                 case "command", "write":
                     let id = o["id"]?.intValue ?? -1
                     requests.addTask {

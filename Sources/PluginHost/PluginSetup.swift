@@ -13,6 +13,8 @@ import Foundation
 ///   weather:
 ///     executable: plugins/weather.py   # a plugin written in another language (always isolated)
 ///     helloTimeout: 60                 # seconds its process may take to say hello (default 30)
+///     pingInterval: 15                 # seconds between liveness pings (default 15)
+///     pingTimeout: 10                  # seconds a ping may go unanswered before a restart (default 10)
 /// ```
 public struct PluginHostOptions: Hashable, Sendable {
     public var isolated = false
@@ -20,13 +22,39 @@ public struct PluginHostOptions: Hashable, Sendable {
     public var executable: String?
     /// How long an isolated plugin's process may take to say `hello` (nil: ``IsolatedPlugin/defaultHelloTimeout``).
     public var helloTimeout: Duration?
+    /// How often an isolated plugin's process is pinged (nil: ``IsolatedPlugin/defaultPingInterval``).
+    public var pingInterval: Duration?
+    /// How long a ping may go unanswered before the process is killed and restarted
+    /// (nil: ``IsolatedPlugin/defaultPingTimeout``).
+    public var pingTimeout: Duration?
 
-    public static let keys: Set<String> = ["isolated", "executable", "helloTimeout"]
+    public static let keys: Set<String> = ["isolated", "executable", "helloTimeout", "pingInterval", "pingTimeout"]
 
-    public init(isolated: Bool = false, executable: String? = nil, helloTimeout: Duration? = nil) {
+    public init(
+        isolated: Bool = false, executable: String? = nil, helloTimeout: Duration? = nil, pingInterval: Duration? = nil,
+        pingTimeout: Duration? = nil
+    ) {
         self.isolated = isolated
         self.executable = executable
         self.helloTimeout = helloTimeout
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+    }
+
+    /// An isolated plugin with these options.
+    func isolatedPlugin(manifest: PluginManifest, launch: ChildLaunch) -> IsolatedPlugin {
+        IsolatedPlugin(
+            manifest: manifest, launch: launch, helloTimeout: helloTimeout ?? IsolatedPlugin.defaultHelloTimeout,
+            pingInterval: pingInterval ?? IsolatedPlugin.defaultPingInterval, pingTimeout: pingTimeout ?? IsolatedPlugin.defaultPingTimeout)
+    }
+
+    /// A duration key in seconds (more than 0, at most a day), removed from `object`.
+    static func seconds(_ key: String, from object: inout [String: Value], in section: PluginConfiguration) throws(HomeError) -> Duration? {
+        guard let v = object.removeValue(forKey: key) else { return nil }
+        guard let seconds = v.doubleValue, seconds > 0, seconds <= 86_400 else {
+            throw .invalidArgument(section.problem(at: key, "expected a number of seconds, more than 0 and at most 86400"))
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     /// Takes the host's keys out of a section.
@@ -47,12 +75,9 @@ public struct PluginHostOptions: Hashable, Sendable {
             options.executable = s.hasPrefix("/") ? s : (base as NSString).appendingPathComponent(s)
             options.isolated = true
         }
-        if let v = object.removeValue(forKey: "helloTimeout") {
-            guard let seconds = v.doubleValue, seconds > 0, seconds <= 86_400 else {
-                throw .invalidArgument(section.problem(at: "helloTimeout", "expected a number of seconds, more than 0 and at most 86400"))
-            }
-            options.helloTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
-        }
+        options.helloTimeout = try seconds("helloTimeout", from: &object, in: section)
+        options.pingInterval = try seconds("pingInterval", from: &object, in: section)
+        options.pingTimeout = try seconds("pingTimeout", from: &object, in: section)
         let lines = section.lines.filter { key, _ in !keys.contains(where: { key == $0 || key.hasPrefix($0 + ".") || key.hasPrefix($0 + "[") }) }
         return (options, PluginConfiguration(value: .object(object), file: section.file, keyPath: section.keyPath, lines: lines))
     }
@@ -131,8 +156,7 @@ public enum PluginSetup {
                 let absolute = URL(fileURLWithPath: p.path).standardizedFileURL.path
                 let launch = ChildLaunch.pluginHost(hearthd: hearthd, plugin: absolute, environment: childEnvironment)
                 logger.info("plugin loaded; it runs in its own process", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
-                let plugin = IsolatedPlugin(
-                    manifest: manifest, launch: launch, helloTimeout: options.helloTimeout ?? IsolatedPlugin.defaultHelloTimeout)
+                let plugin = options.isolatedPlugin(manifest: manifest, launch: launch)
                 add(LoadedPlugin(path: p.path, manifest: manifest, plugin: plugin), configuration)
             } else {
                 logger.info("plugin loaded", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
@@ -161,8 +185,7 @@ public enum PluginSetup {
             let manifest = PluginManifest(id: id, name: id, version: "")
             let launch = ChildLaunch.program(program, environment: childEnvironment)
             logger.info("plugin program found; it runs in its own process", metadata: ["plugin": "\(id)", "file": "\(program)"])
-            let plugin = IsolatedPlugin(
-                manifest: manifest, launch: launch, helloTimeout: options.0.helloTimeout ?? IsolatedPlugin.defaultHelloTimeout)
+            let plugin = options.0.isolatedPlugin(manifest: manifest, launch: launch)
             add(LoadedPlugin(path: program, manifest: manifest, plugin: plugin), options.1)
         }
         return Plan(services: services, registry: registry)

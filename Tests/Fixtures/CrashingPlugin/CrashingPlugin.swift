@@ -1,12 +1,13 @@
 // A test fixture: a lamp whose `toggle` command crashes the process, by `fatalError` or by a
-// segmentation fault (`mode` in its configuration). Only ever run isolated.
+// segmentation fault, or hangs it (`mode` in its configuration). Only ever run isolated.
 import DriverAPI
+import Foundation
 import HomeModel
 import Synchronization
 
 final class CrashingPlugin: DriverPlugin {
     struct Configuration: Decodable, Sendable {
-        enum Mode: String, Decodable, Sendable { case fatalError, segfault }
+        enum Mode: String, Decodable, Sendable { case fatalError, segfault, hang }
         var mode: Mode
     }
 
@@ -47,6 +48,18 @@ final class CrashingPlugin: DriverPlugin {
                 let bad = UnsafeMutablePointer<Int>(bitPattern: 8)!
                 bad.pointee = 1
                 return .int(Int64(bad.pointee))
+            case .hang:
+                // The lamp turns on (the test's sign that the hang begins), then blocking work on
+                // the concurrency pool, the way a plugin hangs for real: every pool thread waits
+                // forever, so nothing else in the process runs again.
+                lamp.withLock { $0 = true }
+                context.report("lamp", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(true))
+                let never = DispatchSemaphore(value: 0)
+                for _ in 0..<(4 * ProcessInfo.processInfo.activeProcessorCount + 4) {
+                    Task.detached { never.wait() }
+                }
+                never.wait()
+                return .null
             }
         default:
             throw HomeError.unsupportedOperation("the crashy lamp supports on, off and toggle")

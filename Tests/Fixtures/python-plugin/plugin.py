@@ -50,7 +50,8 @@ def main():
 
     send({"type": "hello", "protocol": 1,
           "manifest": {"id": "pylamp", "name": "Python lamp", "version": "1.0.0",
-                       "summary": "A lamp written in Python"}})
+                       "summary": "A lamp written in Python"},
+          "ping": True})
     start = receive()
     if start is None or start.get("type") != "start":
         return 2
@@ -83,6 +84,9 @@ def main():
                 continue
             send({"type": "stopped"})
             return 0
+        if message.get("type") == "ping":
+            send({"type": "pong", "id": message.get("id")})
+            continue
         if message.get("type") == "command":
             command, trait = message["command"], message["trait"]
             if trait != ON_OFF or command not in (OFF, ON, TOGGLE):
