@@ -5,6 +5,7 @@ import HearthServer
 import HomeCore
 import HomeStorage
 import Logging
+import PluginHost
 
 /// Builds the API server of `server:` in hearth.yaml: opens the access database, creates the
 /// first admin on the first start and hands out its one-time setup code.
@@ -35,7 +36,8 @@ enum APIServer {
         return HearthServer(
             core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web, connections: settings.connectionLimits),
             pluginStatuses: pluginStatuses,
-            logger: Logger(label: "hearth.server"), recentLog: recentLog, metrics: metrics)
+            logger: Logger(label: "hearth.server"), onListening: { _ in InheritedDescriptors.markCloseOnExec() }, recentLog: recentLog,
+            metrics: metrics)
     }
 }
 

@@ -177,7 +177,11 @@ struct Hearthd: AsyncParsableCommand {
                     recentLog: recentLog, metrics: renderMetrics))
         }
         if let renderMetrics, let host = settings.metrics.host, let port = settings.metrics.port {
-            services.append(MetricsServer(host: host, port: port, limits: settings.server?.connectionLimits ?? ConnectionLimits(), render: renderMetrics))
+            // Once bound, the listener is close-on-exec (see `InheritedDescriptors`), like the API's.
+            services.append(
+                MetricsServer(
+                    host: host, port: port, limits: settings.server?.connectionLimits ?? ConnectionLimits(),
+                    onListening: { _ in InheritedDescriptors.markCloseOnExec() }, render: renderMetrics))
         }
 
         // Last, so READY=1 goes out after everything above was handed to the group.

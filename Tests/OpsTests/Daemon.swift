@@ -23,12 +23,13 @@ final class Daemon: Sendable {
         let state = Mutex<(lines: [String], waiters: [Int: AsyncStream<String>.Continuation], next: Int, ended: Bool)>(([], [:], 0, false))
     }
 
-    /// Starts `hearthd --config config` (plus `arguments`) in `directory`.
-    init(config: String, in directory: String, arguments: [String] = []) throws {
+    /// Starts `hearthd --config config` (plus `arguments`, and `environment` over this process's) in `directory`.
+    init(config: String, in directory: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: buildDirectory + "/hearthd")
         process.arguments = ["--config", config] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         let pipe = Pipe()
