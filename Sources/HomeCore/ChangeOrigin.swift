@@ -38,7 +38,7 @@ extension HomeChange {
         switch self {
         case .publish(let p, _), .remove(let p, _), .report(let p, _, _), .event(let p, _, _), .connectivity(let p, _, _):
             .plugin(p)
-        case .layout: .layout("unknown")
+        case .layout, .layoutEdits: .layout("unknown")
         case .restore: .system
         }
     }

@@ -82,11 +82,24 @@ public struct Home: HomeBackend {
 
     /// Applies a layout edit as this principal. Members and apps get `permissionDenied`.
     public func edit(_ edit: LayoutEdit) throws(HomeError) {
+        try self.edit([edit])
+    }
+
+    /// Applies several layout edits as one, all or nothing: every edit is checked (against the
+    /// state the ones before it leave) before anything changes, then the whole is saved in one
+    /// storage transaction and observers see one version. When one edit is refused, none
+    /// happens and its error is thrown (a rename with a move to a missing room renames nothing).
+    ///
+    /// ```swift
+    /// try home.edit([.renameDevice(id, name: "Desk Lamp"), .moveDevice(id, to: office)])
+    /// ```
+    public func edit(_ edits: [LayoutEdit]) throws(HomeError) {
         try core.checkSession(principal)
         guard principal.canEditLayout else {
             throw .permissionDenied("\(principal) is a \(principal.role.rawValue); only an admin can change the layout")
         }
-        try core.apply(.layout(edit), origin: .layout(principal.id))
+        guard !edits.isEmpty else { return }
+        try core.apply(edits.count == 1 ? .layout(edits[0]) : .layoutEdits(edits), origin: .layout(principal.id))
     }
 
     /// Creates a structure; returns its ID.

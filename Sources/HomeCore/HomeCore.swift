@@ -98,7 +98,10 @@ public final class HomeCore: Sendable {
     func apply(_ change: HomeChange, origin: ChangeOrigin? = nil, persist: Bool = true) throws(HomeError) -> HomeOutcome {
         let origin = origin ?? change.defaultOrigin
         let isLayout: Bool
-        if case .layout = change { isLayout = true } else { isLayout = false }
+        switch change {
+        case .layout, .layoutEdits: isLayout = true
+        default: isLayout = false
+        }
         // Reports, events and connectivity never change what a principal may see, so they
         // are applied in place (no copy of the previous version is kept for diffs).
         let keepsVisibility: Bool

@@ -38,6 +38,9 @@ public enum HomeChange: Sendable {
     case event(plugin: String, EventReport, at: UInt64)
     case connectivity(plugin: String, localID: String?, ConnectivityState)
     case layout(LayoutEdit)
+    /// Several layout edits as one change: each checked against the state the ones before it
+    /// leave; all of them happen (one version, one save) or, when one is refused, none.
+    case layoutEdits([LayoutEdit])
     /// Restores the layout and device registry (from storage) at start-up.
     case restore(structures: [StructureSnapshot], rooms: [RoomSnapshot], devices: [DeviceSnapshot])
 }
@@ -94,6 +97,12 @@ extension HomeState {
             for id in ids { setConnectivity(id, state, into: &outcome) }
         case .layout(let edit):
             try layout(edit, catalog: catalog, into: &outcome)
+        case .layoutEdits(let edits):
+            for edit in edits { try layout(edit, catalog: catalog, into: &outcome) }
+            // A device two edits touched is listed once, with the last kind of change.
+            var last: [DeviceID: Int] = [:]
+            for (i, (id, _)) in outcome.devices.enumerated() { last[id] = i }
+            outcome.devices = outcome.devices.enumerated().filter { last[$0.element.0] == $0.offset }.map(\.element)
         case .restore(let s, let r, let d):
             for x in s { structures[x.id] = x }
             for x in r { rooms[x.id] = x }

@@ -33,14 +33,16 @@ struct DeviceRoutes {
                 throw HomeError.invalidArgument("give 'name' and/or 'room' (null takes the device out of its room)")
             }
             _ = try home.currentDevice(id: id)
-            if let name = body.name { try home.edit(.renameDevice(id, name: name)) }
+            // One edit, all or nothing (a rename with a bad room renames nothing).
+            var edits: [LayoutEdit] = body.name.map { [.renameDevice(id, name: $0)] } ?? []
             if let room = body.room {
                 switch room {
-                case .null: try home.edit(.moveDevice(id, to: nil))
-                case .string(let r): try home.edit(.moveDevice(id, to: RoomID(rawValue: r)))
+                case .null: edits.append(.moveDevice(id, to: nil))
+                case .string(let r): edits.append(.moveDevice(id, to: RoomID(rawValue: r)))
                 default: throw HomeError.invalidArgument("field 'room' must be a room ID or null, not a \(room.kindName)")
                 }
             }
+            try home.edit(edits)
             return APIResponse.json(WireDevice(try home.currentDevice(id: id).snapshot, catalog: catalog))
         }
         routes.post("commands") { request, context in
