@@ -2,6 +2,7 @@ import DriverAPI
 import HomeCore
 import HomeModel
 import HashTreeCollections
+import Synchronization
 import Testing
 
 /// Several layout edits as one: all or nothing, one version, one save.
