@@ -74,6 +74,11 @@ public struct ChildProcess: Sendable {
     public let pid: Int32
     public let channel: FrameChannel
 
+    /// How long the host waits for a child to take a message off its socket: one that has not
+    /// read for this long (its buffer of a few hundred KiB full) is hung; the connection is
+    /// closed, the child reaped and the plugin restarted, and no host thread waits on it.
+    public static let sendDeadline: Duration = .seconds(2)
+
     /// Starts the child with its end of a fresh socket pair on ``ChildLaunch/childFD``, in its own
     /// process group (a Ctrl-C on the terminal reaches the host, which stops children in order),
     /// with default signal handling and nothing else of the host's open files.
@@ -136,7 +141,7 @@ public struct ChildProcess: Sendable {
             _ = Glibc.close(hostFD)
             throw .internal("cannot start \(launch.executable): \(String(cString: strerror(rc)))")
         }
-        return ChildProcess(pid: pid, channel: FrameChannel(fd: hostFD))
+        return ChildProcess(pid: pid, channel: FrameChannel(fd: hostFD, sendDeadline: ChildProcess.sendDeadline))
     }
 
     /// Adds closing every descriptor above `fd` to `actions`: glibc's

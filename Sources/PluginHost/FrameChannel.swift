@@ -28,15 +28,25 @@ public final class FrameChannel: @unchecked Sendable {
     public static let maximumFrameLength = 16 << 20
 
     public let fd: Int32
+    /// How long ``send(_:)`` may wait for a peer that does not read (nil: as long as it takes).
+    public let sendDeadline: Duration?
     let writeLock = Mutex(())
     let closed = Mutex(false)
 
     /// Wraps a connected stream socket. The channel owns the descriptor and closes it in ``close()``.
-    public init(fd: Int32) { self.fd = fd }
+    ///
+    /// With a `sendDeadline` (the host's end: a hung child stops reading, its socket buffer fills,
+    /// and a plain `send` would hold the calling thread — one of the concurrency pool's few — for
+    /// good), a frame that cannot be written within it shuts the connection down: the reader
+    /// sees the end, and the child is reaped, killed after its grace period if it lingers.
+    public init(fd: Int32, sendDeadline: Duration? = nil) {
+        self.fd = fd
+        self.sendDeadline = sendDeadline
+    }
 
     /// Sends one message as a frame.
     ///
-    /// - Throws: ``HomeError`` `internal` when the peer is gone.
+    /// - Throws: ``HomeError`` `internal` when the peer is gone, or has not read for ``sendDeadline``.
     public func send(_ message: Value) throws(HomeError) {
         let body: Data
         do {
@@ -48,29 +58,51 @@ public final class FrameChannel: @unchecked Sendable {
         let n = UInt32(body.count)
         frame.append(contentsOf: [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)])
         frame.append(body)
-        let ok: Bool = writeLock.withLock { _ in
-            frame.withUnsafeBytes { raw -> Bool in
+        let deadline = sendDeadline.map { ContinuousClock.now.advanced(by: $0) }
+        let result: SendResult = writeLock.withLock { _ in
+            frame.withUnsafeBytes { raw -> SendResult in
                 var offset = 0
+                // MSG_NOSIGNAL: a dead peer must give EPIPE, not a SIGPIPE that kills the process.
+                let flags = Int32(MSG_NOSIGNAL) | (deadline == nil ? 0 : Int32(MSG_DONTWAIT))
                 while offset < raw.count {
-                    // MSG_NOSIGNAL: a dead peer must give EPIPE, not a SIGPIPE that kills the process.
-                    let w = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                    if w < 0 {
-                        if errno == EINTR { continue }
-                        return false
+                    let w = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, flags)
+                    if w >= 0 {
+                        offset += w
+                        continue
                     }
-                    offset += w
+                    if errno == EINTR { continue }
+                    guard let deadline, errno == EAGAIN || errno == EWOULDBLOCK else { return .closed }
+                    let left = ContinuousClock.now.duration(to: deadline)
+                    guard left > .zero else { return .stalled }
+                    var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    let ms = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                    _ = poll(&pfd, 1, ms)
                 }
-                return true
+                return .sent
             }
         }
-        if !ok { throw .internal("the plugin connection is closed") }
+        switch result {
+        case .sent: return
+        case .closed: throw .internal("the plugin connection is closed")
+        case .stalled:
+            // Half a frame may be out: the stream is unusable. Ending it wakes the reader.
+            shutdown(fd, Int32(SHUT_RDWR))
+            throw .internal("the peer has not read its connection for \(sendDeadline!); closed")
+        }
     }
+
+    enum SendResult { case sent, closed, stalled }
 
     /// Starts the reader thread and returns what it reads; the stream finishes at end of file.
     ///
     /// Call once. `afterEnd` runs on the reader thread after the last read, before the stream
     /// finishes (the host uses it to reap the child process without blocking the pool).
-    public func incoming(afterEnd: (@Sendable () -> String?)? = nil) -> AsyncStream<Incoming> {
+    /// `consume` sees each message first, on the reader thread; one it returns true for is not
+    /// put in the stream (the host records liveness pongs there, the moment they arrive, even
+    /// while the pool is busy).
+    public func incoming(
+        consume: (@Sendable (Value) -> Bool)? = nil, afterEnd: (@Sendable () -> String?)? = nil
+    ) -> AsyncStream<Incoming> {
         let (stream, continuation) = AsyncStream<Incoming>.makeStream()
         let fd = self.fd
         let thread = Thread {
@@ -79,7 +111,7 @@ public final class FrameChannel: @unchecked Sendable {
                 case .frame(let data):
                     do {
                         let value = try JSONDecoder().decode(Value.self, from: data)
-                        continuation.yield(.message(value))
+                        if consume?(value) != true { continuation.yield(.message(value)) }
                     } catch {
                         continuation.yield(.malformed("a frame is not JSON: \(error)"))
                         shutdown(fd, Int32(SHUT_RD))

@@ -163,11 +163,13 @@ public final class IsolatedPlugin: DriverPlugin {
         state.withLock { $0.running = Running(process: process) }
         changed()
         let exit = ExitSignal()
-        let incoming = process.channel.incoming(afterEnd: { [grace = stopGrace] in
-            let how = process.reap(grace: grace).description
-            exit.signal(how)
-            return how
-        })
+        let incoming = process.channel.incoming(
+            consume: { self.recordPong($0) },
+            afterEnd: { [grace = stopGrace] in
+                let how = process.reap(grace: grace).description
+                exit.signal(how)
+                return how
+            })
         // Killed when it has not said hello in time; the reader loop then ends with the socket.
         let helloWatchdog = Task.detached { [clock, helloTimeout] in
             do { try await clock.sleep(for: helloTimeout) } catch { return }
@@ -276,6 +278,19 @@ public final class IsolatedPlugin: DriverPlugin {
         }
     }
 
+    /// Records a `pong` as it arrives, on the channel's reader thread: a host whose concurrency
+    /// pool is busy past the deadline must not take its own delay for a hung child.
+    /// - Returns: whether `message` was a well-formed pong (then it is not put in the stream).
+    func recordPong(_ message: Value) -> Bool {
+        guard let o = message.objectValue, o["type"]?.stringValue == "pong", let id = o["id"]?.intValue else { return false }
+        state.withLock { s in
+            guard let last = s.running?.lastPong else { return }
+            s.running?.lastPong = max(last, id)
+            s.pongs += 1
+        }
+        return true
+    }
+
     /// `30 s`, `0.5 s`: a duration for a log line.
     static func seconds(_ d: Duration) -> String {
         let (s, atto) = d.components
@@ -366,12 +381,8 @@ public final class IsolatedPlugin: DriverPlugin {
         case "stopped":
             state.withLock { $0.running?.stopping = true }
         case "pong":
-            guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("pong.id: expected an integer") }
-            state.withLock { s in
-                guard let last = s.running?.lastPong else { return }
-                s.running?.lastPong = max(last, id)
-                s.pongs += 1
-            }
+            // Recorded on the reader thread (`recordPong`); only a pong without a number gets here.
+            throw PluginWire.FormatError("pong.id: expected an integer")
         default:
             // Unknown messages are ignored, so a newer plugin can send more than this host knows.
             context.log(.debug, "ignored a '\(type)' message this host does not know", device: nil)

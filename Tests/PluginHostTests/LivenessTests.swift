@@ -7,7 +7,7 @@ import PluginHost
 import Testing
 
 /// Liveness pings: a child that stops answering is killed and restarted like a crash.
-@Suite struct LivenessTests {
+@Suite(.timeLimit(.minutes(2))) struct LivenessTests {
     func crashy(mode: String, core: HomeCore, clock: ManualClock, plugin: IsolatedPlugin) -> PluginService<ManualClock> {
         PluginService(
             LoadedPlugin(path: plugin.launch.pluginPath, manifest: plugin.manifest, plugin: plugin), core: core,

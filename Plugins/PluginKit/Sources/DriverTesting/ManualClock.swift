@@ -39,7 +39,11 @@ public final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let (resumeNow, waiters): (Bool, [CheckedContinuation<Void, Never>]) = state.withLock { s in
+                let (resumeNow, waiters): (Bool?, [CheckedContinuation<Void, Never>]) = state.withLock { s in
+                    // Cancelled before the sleeper is listed: `onCancel` has run (or runs now,
+                    // waiting for this lock) and found nothing to resume, so end the sleep here;
+                    // a sleeper listed after its cancellation would sleep forever.
+                    if Task.isCancelled { return (nil, []) }
                     if deadline <= s.now { return (true, []) }
                     s.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: c))
                     let w = s.sleepersChanged
@@ -47,7 +51,11 @@ public final class ManualClock: Clock, Sendable {
                     return (false, w)
                 }
                 for w in waiters { w.resume() }
-                if resumeNow { c.resume() }
+                switch resumeNow {
+                case nil: c.resume(throwing: CancellationError())
+                case true?: c.resume()
+                case false?: break
+                }
             }
         } onCancel: {
             let sleeper = state.withLock { s -> Sleeper? in
