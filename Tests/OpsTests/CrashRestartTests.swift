@@ -91,7 +91,7 @@ import Testing
         }
         // A supervisor that gives up on the crashed process; the backtracer may still run.
         kill(pid, SIGKILL)
-        first.process.waitUntilExit()
+        await first.exited()
 
         let second = try Daemon(config: dir.at("hearth.yaml"), in: dir.path, arguments: arguments, environment: environment)
         defer { second.stop() }

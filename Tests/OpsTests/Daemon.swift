@@ -17,6 +17,13 @@ import TestSupport
 final class Daemon: Sendable {
     let process: Process
     private let output = Output()
+    /// Whether hearthd has exited, and who waits for it (set by the process's termination handler).
+    private let exit = Exit()
+
+    /// Whether hearthd has exited, and the waiters for it (shared with the termination handler).
+    private final class Exit: Sendable {
+        let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    }
 
     /// Every line so far, and the waiters for lines still to come (shared with the reader thread).
     private final class Output: Sendable {
@@ -34,6 +41,14 @@ final class Daemon: Sendable {
         process.standardInput = FileHandle.nullDevice
         let pipe = Pipe()
         process.standardError = pipe
+        process.terminationHandler = { [exit] _ in
+            let waiters = exit.state.withLock { e in
+                e.done = true
+                defer { e.waiters = [] }
+                return e.waiters
+            }
+            for w in waiters { w.resume() }
+        }
         try process.run()
         readLines(
             from: pipe,
@@ -71,6 +86,18 @@ final class Daemon: Sendable {
         defer { _ = output.state.withLock { $0.waiters.removeValue(forKey: id) } }
         for await line in stream where matches(line) { return line }
         return nil
+    }
+
+    /// Waits until hearthd has exited, without holding a thread of the concurrency pool
+    /// (`Process.waitUntilExit` blocks one, spinning, for as long as the process runs).
+    func exited() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let done = exit.state.withLock { e -> Bool in
+                if !e.done { e.waiters.append(c) }
+                return e.done
+            }
+            if done { c.resume() }
+        }
     }
 
     /// Stops hearthd (SIGTERM, as `systemctl stop`) and waits for it to exit.

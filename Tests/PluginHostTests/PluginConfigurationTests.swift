@@ -70,7 +70,7 @@ import Testing
         }
     }
 
-    @Test func hearthdCheck_reportsTheLineOfABadSection_andExitsWithConfigError() throws {
+    @Test func hearthdCheck_reportsTheLineOfABadSection_andExitsWithConfigError() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         try dir.add(fixtures: ["FlakyPlugin", "WrongABIPlugin"])
@@ -85,7 +85,7 @@ import Testing
                 isolated: true
                 failures: many
             """)
-        let run = try runProcess(hearthd, ["--config", config, "--check", "--include-test-fixtures"])
+        let run = try await runProcess(hearthd, ["--config", config, "--check", "--include-test-fixtures"])
         #expect(run.status == 78)
         #expect(run.stderr.contains("hearthd: \(config):7: plugins.flaky.failures: expected an integer"), "\(run.stderr)")
         #expect(run.stderr.contains("libWrongABIPlugin.so"), "\(run.stderr)")
@@ -93,16 +93,29 @@ import Testing
 }
 
 /// Runs a program to its end; returns its exit status and standard error.
-func runProcess(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stderr: String) {
+///
+/// Awaits the exit (Foundation's `terminationHandler`) instead of blocking in
+/// `readDataToEndOfFile`/`waitUntilExit`: those hold one of the concurrency pool's threads (two on
+/// a 2-core machine) for as long as the program runs — minutes for `swift build` — and the
+/// other suites of a parallel run starve. Standard error goes to a file, so no pipe can fill up.
+func runProcess(_ program: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> (
+    status: Int32, stderr: String
+) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let errors = Pipe()
-    process.standardError = errors
+    let errors = NSTemporaryDirectory() + "hearth-run-\(UUID().uuidString).err"
+    _ = FileManager.default.createFile(atPath: errors, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: errors) }
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+    defer { try? handle.close() }
+    process.standardError = handle
     process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    let ended = AsyncStream<Void>.makeStream()
+    process.terminationHandler = { _ in ended.continuation.finish() }
     try process.run()
-    let data = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    for await _ in ended.stream {}
+    return (process.terminationStatus, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
 }

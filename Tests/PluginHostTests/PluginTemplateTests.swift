@@ -29,7 +29,7 @@ import Testing
             try FileManager.default.copyItem(atPath: "\(template)/\(item)", toPath: "\(package)/\(item)")
         }
 
-        let build = try runProcess(
+        let build = try await runProcess(
             "/usr/bin/env", ["swift", "build", "--package-path", package, "--product", "MyPlugin"],
             environment: ["HEARTH_PLUGINKIT": repositoryRoot + "/Plugins/PluginKit"])
         try #require(build.status == 0, "swift build of the template failed:\n\(build.stderr)")
@@ -48,7 +48,7 @@ import Testing
                 lamps:
                   - {id: desk, name: Desk Lamp}
             """)
-        let check = try runProcess(hearthd, ["--config", config, "--check"])
+        let check = try await runProcess(hearthd, ["--config", config, "--check"])
         #expect(check.status == 0, "\(check.stderr)")
 
         // And it runs: in a hearthd child process, serving the core.
