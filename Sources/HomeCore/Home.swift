@@ -2,6 +2,7 @@ public import HomeModel
 import DriverAPI
 import Foundation
 import HashTreeCollections
+import Synchronization
 
 /// The home as one principal sees it (Google Home APIs `Home`): queries, subscriptions,
 /// commands and — for admins — layout edits and commissioning.
@@ -249,14 +250,70 @@ extension HomeCore {
 }
 
 /// Runs `body`, throwing `timeout` if it takes longer than `limit`.
+///
+/// The caller gets `timeout` at the deadline even when `body` ignores cancellation (a driver
+/// stuck in a call that never returns): `body` runs in a task of its own, which is cancelled then
+/// and whose late result is dropped. A task group would wait for it, and the caller with it.
 func withTimeout<T: Sendable>(_ limit: Duration, what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            throw HomeError.timeout("\(what) took longer than \(limit)")
+    let race = TimeoutRace<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            race.start(c, limit: limit, timeout: HomeError.timeout("\(what) took longer than \(limit)"), body)
         }
-        defer { group.cancelAll() }
-        return try await group.next()!
+    } onCancel: {
+        race.finish(.failure(CancellationError()))
+    }
+}
+
+/// The first of a call's result, its deadline and its caller's cancellation ends the call; the
+/// others find it ended. Nothing is resumed or cancelled while the lock is held.
+final class TimeoutRace<T: Sendable>: Sendable {
+    struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var tasks: [Task<Void, Never>] = []
+    }
+    let state = Mutex(State())
+
+    func start(
+        _ c: CheckedContinuation<T, any Error>, limit: Duration, timeout: HomeError, _ body: @escaping @Sendable () async throws -> T
+    ) {
+        let ended = state.withLock { s -> Result<T, any Error>? in
+            if s.result == nil { s.continuation = c }
+            return s.result
+        }
+        if let ended {
+            c.resume(with: ended)
+            return
+        }
+        let work = Task {
+            do { self.finish(.success(try await body())) } catch { self.finish(.failure(error)) }
+        }
+        let timer = Task {
+            do { try await Task.sleep(for: limit) } catch { return }
+            self.finish(.failure(timeout))
+        }
+        let already = state.withLock { s -> Bool in
+            if s.result == nil { s.tasks = [work, timer] }
+            return s.result != nil
+        }
+        if already {
+            work.cancel()
+            timer.cancel()
+        }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (c, tasks) = state.withLock { s -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            guard s.result == nil else { return (nil, []) }
+            s.result = result
+            defer {
+                s.continuation = nil
+                s.tasks = []
+            }
+            return (s.continuation, s.tasks)
+        }
+        for t in tasks { t.cancel() }
+        c?.resume(with: result)
     }
 }

@@ -106,6 +106,48 @@ import Testing
             #expect(error.code == .timeout)
         }
     }
+
+    /// A driver hung in a call that ignores cancellation (blocking work, a continuation never
+    /// resumed) must not hang the caller: the command still times out at the deadline.
+    @Test(.timeLimit(.minutes(1))) func hungDriverThatIgnoresCancellation_stillTimesOut() async throws {
+        let core = HomeCore(commandTimeout: .milliseconds(50))
+        let hung = HungHandler()
+        core.setCommandHandler(hung, for: "p")
+        core.context(for: "p").publish(Fixtures.lamp(commission: Fixtures.inKitchen))
+        let home = core.home(for: .system)
+        let request = CommandRequest(
+            device: "p:lamp", deviceType: OnOffLightDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on)
+        let command = await #expect(throws: HomeError.self) { try await home.invoke(request) }
+        #expect(command?.code == .timeout)
+        let write = await #expect(throws: HomeError.self) {
+            try await home.write(
+                device: "p:lamp", deviceType: OnOffLightDeviceType.identifier, trait: OnOffTrait.identifier,
+                attribute: OnOffTrait.Attribute.onTime, value: .int(10))
+        }
+        #expect(write?.code == .timeout)
+        #expect(hung.waiting == 2)
+        // The driver comes back later: its late answers are dropped, nothing crashes.
+        hung.release()
+    }
+}
+
+/// A handler whose calls wait until `release()`, deaf to cancellation.
+final class HungHandler: CommandHandler {
+    let waiters = Mutex<[CheckedContinuation<Void, Never>]>([])
+    var waiting: Int { waiters.withLock { $0.count } }
+    func handle(_ command: DriverCommand) async throws -> Value {
+        await withCheckedContinuation { c in waiters.withLock { $0.append(c) } }
+        return .null
+    }
+    func write(_ write: DriverWrite) async throws {
+        await withCheckedContinuation { c in waiters.withLock { $0.append(c) } }
+    }
+    func release() {
+        for c in waiters.withLock({ w in
+            defer { w = [] }
+            return w
+        }) { c.resume() }
+    }
 }
 
 final class RecordingHandler: CommandHandler {
