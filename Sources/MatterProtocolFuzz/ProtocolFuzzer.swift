@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 import MatterMessaging
 import MatterSecurity
 import MatterTLV
@@ -93,7 +93,7 @@ public struct ProtocolFuzzer {
         case .protocolHeader:
             return (try? ProtocolHeader.decode(input)) != nil
         case .statusReport:
-            return (try? StatusReport(decoding: input)) != nil
+            return (try? MatterSecurity.StatusReport(decoding: input)) != nil
         case .pbkdfParamRequest:
             var responder = pase.responder()
             _ = responder.receive(.pbkdfParamRequest, input)
@@ -166,8 +166,8 @@ public struct ProtocolFuzzer {
             out.append((.securedMessage, MessageCodec.encodeSecured(h, ph, [UInt8](repeating: 0x5A, count: 24), key: key, nonceNodeID: 0x1122)))
             out.append((.securedMessage, MessageCodec.encodeSecured(h, ph, [0x15, 0x18], key: key, nonceNodeID: 0x1122, privacyKey: privacyKey)))
         }
-        out.append((.statusReport, StatusReport.sessionEstablished.encoded))
-        out.append((.statusReport, StatusReport(generalCode: 1, protocolID: 0x0001_FFF1, protocolCode: 3, data: [9, 9]).encoded))
+        out.append((.statusReport, MatterSecurity.StatusReport.sessionEstablished.encoded))
+        out.append((.statusReport, MatterSecurity.StatusReport(generalCode: 1, protocolID: 0x0001_FFF1, protocolCode: 3, data: [9, 9]).encoded))
         out += pase.messages + caseFixture.messages
         // Every handshake payload also arrives inside a whole unsecured message.
         for (target, payload) in pase.messages + caseFixture.messages where target == .pbkdfParamRequest || target == .sigma1 {

@@ -154,10 +154,10 @@ struct HandshakeEndpoint {
         sendDatagram(fd, to: peerPort, header.encoded() + protocolHeader.encoded() + message.payload)
     }
 
-    func receive() -> (SecureChannelOpcode, [UInt8], exchangeID: UInt16)? {
+    func receive() -> (MatterSecurity.SecureChannelOpcode, [UInt8], exchangeID: UInt16)? {
         guard let datagram = receiveDatagram(fd), let (header, offset) = try? MessageHeader.decode(datagram), header.sessionID == 0,
             let (protocolHeader, bodyOffset) = try? ProtocolHeader.decode(Array(datagram[offset...])),
-            protocolHeader.protocolID == .secureChannel, let opcode = SecureChannelOpcode(rawValue: protocolHeader.opcode)
+            protocolHeader.protocolID == .secureChannel, let opcode = MatterSecurity.SecureChannelOpcode(rawValue: protocolHeader.opcode)
         else { return nil }
         return (opcode, Array(datagram[(offset + bodyOffset)...]), protocolHeader.exchangeID)
     }

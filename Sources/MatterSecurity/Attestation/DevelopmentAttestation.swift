@@ -116,13 +116,21 @@ public enum DevelopmentAttestation {
 /// What a device presents during attestation: its DAC key (private), the DAC and PAI (X.509
 /// DER) and its signed Certification Declaration (CMS DER).
 public struct DeviceAttestationCredentials: Sendable {
-    public let dacKey: P256.Signing.PrivateKey
+    // Kept as raw bytes: swift-crypto's private keys are not Sendable.
+    private let dacKeyBytes: [UInt8]
+    /// The DAC's private key (keep it secret: it is this installation's identity).
+    public var dacKey: P256.Signing.PrivateKey {
+        guard let key = try? P256.Signing.PrivateKey(rawRepresentation: dacKeyBytes) else {
+            preconditionFailure("bytes of a valid P-256 key no longer load")
+        }
+        return key
+    }
     public let dacCertificate: [UInt8]
     public let paiCertificate: [UInt8]
     public let certificationDeclaration: [UInt8]
 
     public init(dacKey: P256.Signing.PrivateKey, dacCertificate: [UInt8], paiCertificate: [UInt8], certificationDeclaration: [UInt8]) {
-        self.dacKey = dacKey
+        dacKeyBytes = Array(dacKey.rawRepresentation)
         self.dacCertificate = dacCertificate
         self.paiCertificate = paiCertificate
         self.certificationDeclaration = certificationDeclaration

@@ -19,7 +19,15 @@ public struct DeviceAttestationCertificate: Sendable {
     public let canSignDigitally: Bool
     public let subjectKeyID: [UInt8]?
     public let authorityKeyID: [UInt8]?
-    public let publicKey: P256.Signing.PublicKey
+    /// The subject public key (65-byte uncompressed point).
+    public let publicKeyBytes: [UInt8]
+    // swift-crypto's keys are not Sendable: the key is kept as bytes and rebuilt on use.
+    public var publicKey: P256.Signing.PublicKey {
+        guard let key = try? P256.Signing.PublicKey(x963Representation: publicKeyBytes) else {
+            preconditionFailure("bytes of a parsed P-256 key no longer load")
+        }
+        return key
+    }
     public let notBefore: Date
     public let notAfter: Date
 
@@ -43,7 +51,7 @@ public struct DeviceAttestationCertificate: Sendable {
             }
             self.der = der
             self.certificate = certificate
-            self.publicKey = key
+            self.publicKeyBytes = Array(key.x963Representation)
             vendorID = try Self.hexAttribute(certificate.subject, Self.vendorIDOID)
             productID = try Self.hexAttribute(certificate.subject, Self.productIDOID)
             switch try certificate.extensions.basicConstraints {
