@@ -46,6 +46,9 @@ async def main() -> int:
                 f.write(chain.ipkBytes.hex())
             print(f"ISSUED {name} node={node_id} noc={len(chain.nocBytes)} icac={len(chain.icacBytes or b'')} "
                   f"rcac={len(chain.rcacBytes)} ipk={len(chain.ipkBytes)}", flush=True)
+        # The controller's own view of its fabric, for the Swift side to agree with.
+        print(f"CONTROLLER fabric={controller.GetFabricIdInternal():x} compressedFabric={controller.GetCompressedFabricId():x}",
+              flush=True)
     except Exception as error:  # the controller raises ChipStackError and friends
         print(f"ISSUE FAILED {error!r}", flush=True)
         ok = False
