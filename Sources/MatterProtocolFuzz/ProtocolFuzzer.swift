@@ -45,7 +45,10 @@ public struct ProtocolFuzzer {
     private let pase: PASEFixture
     private let caseFixture: CASEFixture
 
-    public init(seed: UInt64, slowLimit: Duration = .milliseconds(250)) throws {
+    /// - Parameter slowLimit: the longest one input may take. The costliest legitimate input is a
+    ///   PBKDFParamResponse asking for the spec's maximum of 100,000 PBKDF2 iterations (about 0.3 s
+    ///   in a debug build on a loaded machine, 30 ms in release); anything slower counts as a hang.
+    public init(seed: UInt64, slowLimit: Duration = .seconds(1)) throws {
         rng = SplitMix64(seed: seed)
         self.slowLimit = slowLimit
         let keyBytes = (0..<16).map { UInt8($0 &* 7 &+ 3) }
