@@ -249,8 +249,7 @@ let package = Package(
         // decoders and state machines (library, so tests can run it too).
         .target(
             name: "MatterProtocolFuzz",
-            dependencies: ["MatterMessaging", "MatterSecurity", "MatterTLV", "MatterTLVFuzz",
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MatterMessaging", "MatterSecurity", "MatterTLV", "MatterTLVFuzz"],
             swiftSettings: settings),
         .executableTarget(name: "matter-protocol-fuzz", dependencies: ["MatterProtocolFuzz"], swiftSettings: settings),
         // Prints message encrypt+decrypt and TLV throughput (docs/BENCHMARKS.md).

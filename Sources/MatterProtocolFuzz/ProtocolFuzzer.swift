@@ -1,4 +1,3 @@
-import Crypto
 import MatterMessaging
 import MatterSecurity
 import MatterTLV
@@ -263,7 +262,8 @@ struct PASEFixture {
     }
 }
 
-/// A complete CASE run (RCAC → ICAC → NOC on both sides) and each side frozen mid-handshake.
+/// A complete CASE run (RCAC → ICAC → NOC on both sides, `DevelopmentFabric`) and each side
+/// frozen mid-handshake.
 struct CASEFixture {
     let messages: [(ProtocolFuzzer.Target, [UInt8])]
     let responderCredentials: FabricCredentials
@@ -271,33 +271,9 @@ struct CASEFixture {
     let responderAfterSigma1: CASEResponder
 
     init() throws {
-        let rootKey = P256.Signing.PrivateKey(), icacKey = P256.Signing.PrivateKey()
-        let rootSKID = MatterCertificate.keyIdentifier(Array(rootKey.publicKey.x963Representation))
-        let icacSKID = MatterCertificate.keyIdentifier(Array(icacKey.publicKey.x963Representation))
-        let rootName = MatterDistinguishedName([.matterRCACID(1), .matterFabricID(7)])
-        let icacName = MatterDistinguishedName([.matterICACID(2), .matterFabricID(7)])
-        let root = try MatterCertificate.issue(
-            serialNumber: [1], issuer: rootName, subject: rootName, subjectKey: rootKey.publicKey, notBefore: 1, notAfter: 0,
-            extensions: [.basicConstraints(isCA: true, pathLength: nil), .keyUsage([.keyCertSign, .crlSign]),
-                         .subjectKeyIdentifier(rootSKID), .authorityKeyIdentifier(rootSKID)], issuerKey: rootKey)
-        let icac = try MatterCertificate.issue(
-            serialNumber: [2], issuer: rootName, subject: icacName, subjectKey: icacKey.publicKey, notBefore: 1, notAfter: 0,
-            extensions: [.basicConstraints(isCA: true, pathLength: 0), .keyUsage([.keyCertSign, .crlSign]),
-                         .subjectKeyIdentifier(icacSKID), .authorityKeyIdentifier(rootSKID)], issuerKey: rootKey)
-        func node(_ id: UInt64) throws -> FabricCredentials {
-            let key = P256.Signing.PrivateKey()
-            let noc = try MatterCertificate.issue(
-                serialNumber: [UInt8(id & 0xFF)], issuer: icacName, subject: MatterDistinguishedName([.matterNodeID(id), .matterFabricID(7)]),
-                subjectKey: key.publicKey, notBefore: 1, notAfter: 0,
-                extensions: [.basicConstraints(isCA: false, pathLength: nil), .keyUsage([.digitalSignature]),
-                             .extendedKeyUsage([.clientAuth, .serverAuth]),
-                             .subjectKeyIdentifier(MatterCertificate.keyIdentifier(Array(key.publicKey.x963Representation))),
-                             .authorityKeyIdentifier(icacSKID)], issuerKey: icacKey)
-            return try FabricCredentials(fabricIndex: 1, root: root, icac: icac, noc: noc, operationalKey: key,
-                                         epochIPK: [UInt8](repeating: 1, count: 16))
-        }
-        let a = try node(0x11)
-        responderCredentials = try node(0x22)
+        let nodes = try DevelopmentFabric.credentials(nodeIDs: [0x11, 0x22])
+        let a = nodes[0]
+        responderCredentials = nodes[1]
         var initiator = CASEInitiator(credentials: a, peerNodeID: responderCredentials.nodeID, localSessionID: 1)
         var responder = CASEResponder(fabrics: [responderCredentials], localSessionID: 2)
         var messages: [(ProtocolFuzzer.Target, [UInt8])] = []

@@ -15,17 +15,10 @@ import sys
 
 async def main() -> int:
     storage, workdir, nodes = sys.argv[1], sys.argv[2], sys.argv[3:]
-    import chip.native
-    import chip.CertificateAuthority
     import chip.clusters as Clusters
-    from chip.ChipStack import ChipStack
+    from chip_controller import start
 
-    chip.native.Init(999)  # an adapter ID that does not exist: no BLE
-    stack = ChipStack(persistentStoragePath=os.path.join(storage, "chip.json"))
-    manager = chip.CertificateAuthority.CertificateAuthorityManager(stack, stack.GetStorageManager())
-    authority = manager.NewCertificateAuthority()
-    admin = authority.NewFabricAdmin(vendorId=0xFFF1, fabricId=0x2026)
-    controller = admin.NewController(nodeId=112233, paaTrustStorePath=storage)
+    controller, stop = start(storage, fabric_id=0x2026)
     ok = True
     try:
         for item in nodes:
@@ -53,9 +46,7 @@ async def main() -> int:
         print(f"ISSUE FAILED {error!r}", flush=True)
         ok = False
     finally:
-        controller.Shutdown()
-        manager.Shutdown()
-        stack.Shutdown()
+        stop()
     return 0 if ok else 1
 
 
