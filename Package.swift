@@ -41,6 +41,7 @@ let package = Package(
         .executable(name: "matter-tlv-fuzz", targets: ["matter-tlv-fuzz"]),
         .library(name: "MatterMessaging", targets: ["MatterMessaging"]),
         .executable(name: "matter-bench", targets: ["matter-bench"]),
+        .executable(name: "matter-protocol-fuzz", targets: ["matter-protocol-fuzz"]),
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
@@ -244,10 +245,20 @@ let package = Package(
             name: "MatterMessaging",
             dependencies: ["MatterTLV", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: settings),
+        // A deterministic fuzzer for message headers, secured/unsecured messages and the PASE/CASE
+        // decoders and state machines (library, so tests can run it too).
+        .target(
+            name: "MatterProtocolFuzz",
+            dependencies: ["MatterMessaging", "MatterSecurity", "MatterTLV", "MatterTLVFuzz"],
+            swiftSettings: settings),
+        .executableTarget(name: "matter-protocol-fuzz", dependencies: ["MatterProtocolFuzz"], swiftSettings: settings),
         // Prints message encrypt+decrypt and TLV throughput (docs/BENCHMARKS.md).
         .executableTarget(name: "matter-bench", dependencies: ["MatterTLV", "MatterMessaging"], swiftSettings: settings),
         // A PASE responder on UDP for the real CHIP controller (scripts/test-matter-controller).
-        .executableTarget(name: "matter-test-responder", dependencies: ["MatterSecurity", "MatterMessaging"], swiftSettings: settings),
+        .executableTarget(
+            name: "matter-test-responder",
+            dependencies: ["MatterSecurity", "MatterMessaging", "MatterTLV", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: settings),
 
         // What several test targets share: a real mosquitto on a free loopback port.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: settings),
@@ -256,7 +267,7 @@ let package = Package(
         .testTarget(
             name: "MatterSecurityTests",
             dependencies: [
-                "MatterSecurity", "MatterTLV",
+                "MatterSecurity", "MatterTLV", "MatterProtocolFuzz",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

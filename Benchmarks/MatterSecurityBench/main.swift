@@ -1,6 +1,5 @@
 // Prints PASE and CASE handshake times (both sides in one process, no network): what the
 // state machines and their crypto cost. Run in release: swift run -c release matter-security-bench
-import Crypto
 import Foundation
 import MatterSecurity
 
@@ -43,32 +42,8 @@ try measure("PASE handshake (1000 PBKDF2 iterations)", runs: 50) {
 }
 
 // One fabric: root → ICAC → two NOCs.
-func name(_ a: [MatterDistinguishedName.Attribute]) -> MatterDistinguishedName { MatterDistinguishedName(a) }
-let rootKey = P256.Signing.PrivateKey(), icacKey = P256.Signing.PrivateKey()
-let rootSKID = MatterCertificate.keyIdentifier(Array(rootKey.publicKey.x963Representation))
-let icacSKID = MatterCertificate.keyIdentifier(Array(icacKey.publicKey.x963Representation))
-let rootName = name([.matterRCACID(1), .matterFabricID(7)]), icacName = name([.matterICACID(2), .matterFabricID(7)])
-let root = try MatterCertificate.issue(
-    serialNumber: [1], issuer: rootName, subject: rootName, subjectKey: rootKey.publicKey, notBefore: 1, notAfter: 0,
-    extensions: [.basicConstraints(isCA: true, pathLength: nil), .keyUsage([.keyCertSign, .crlSign]),
-                 .subjectKeyIdentifier(rootSKID), .authorityKeyIdentifier(rootSKID)], issuerKey: rootKey)
-let icac = try MatterCertificate.issue(
-    serialNumber: [2], issuer: rootName, subject: icacName, subjectKey: icacKey.publicKey, notBefore: 1, notAfter: 0,
-    extensions: [.basicConstraints(isCA: true, pathLength: 0), .keyUsage([.keyCertSign, .crlSign]),
-                 .subjectKeyIdentifier(icacSKID), .authorityKeyIdentifier(rootSKID)], issuerKey: rootKey)
-@MainActor func node(_ id: UInt64, index: UInt8) throws -> FabricCredentials {
-    let key = P256.Signing.PrivateKey()
-    let noc = try MatterCertificate.issue(
-        serialNumber: [UInt8(id & 0xFF)], issuer: icacName, subject: name([.matterNodeID(id), .matterFabricID(7)]),
-        subjectKey: key.publicKey, notBefore: 1, notAfter: 0,
-        extensions: [.basicConstraints(isCA: false, pathLength: nil), .keyUsage([.digitalSignature]),
-                     .extendedKeyUsage([.clientAuth, .serverAuth]),
-                     .subjectKeyIdentifier(MatterCertificate.keyIdentifier(Array(key.publicKey.x963Representation))),
-                     .authorityKeyIdentifier(icacSKID)], issuerKey: icacKey)
-    return try FabricCredentials(fabricIndex: index, root: root, icac: icac, noc: noc, operationalKey: key,
-                                 epochIPK: [UInt8](repeating: 1, count: 16))
-}
-let a = try node(0x11, index: 1), b = try node(0x22, index: 1)
+let nodes = try DevelopmentFabric.credentials(nodeIDs: [0x11, 0x22])
+let a = nodes[0], b = nodes[1]
 try measure("CASE handshake (Sigma1/2/3, ICAC chains)", runs: 50) {
     var initiator = CASEInitiator(credentials: a, peerNodeID: b.nodeID, localSessionID: 1)
     var responder = CASEResponder(fabrics: [b], localSessionID: 2)

@@ -203,10 +203,10 @@ public struct TLVFuzzer {
 }
 
 /// SplitMix64: a small, fast, seedable generator (deterministic runs).
-struct SplitMix64 {
+public struct SplitMix64: Sendable {
     var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -214,5 +214,5 @@ struct SplitMix64 {
         return z ^ (z >> 31)
     }
     /// Uniform-enough value below `bound` (bound > 0).
-    mutating func next(_ bound: UInt64) -> UInt64 { bound == 0 ? 0 : next() % bound }
+    public mutating func next(_ bound: UInt64) -> UInt64 { bound == 0 ? 0 : next() % bound }
 }

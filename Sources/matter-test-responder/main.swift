@@ -3,6 +3,7 @@
 // after the session is established (or after --timeout seconds).
 //
 //   matter-test-responder --port 5541 --passcode 20202021 [--timeout 30] [--stay]
+//   matter-test-responder case-csr … | case-run …   (CASE with another authority's certificates: CASECheck.swift)
 //
 // Development tool: it speaks only the unsecured session (PASE); no MRP retransmission (a lost
 // reply is repeated when the peer retransmits), no discovery.
@@ -64,6 +65,12 @@ func openSocket(port: UInt16) -> Int32 {
     var tv = timeval(tv_sec: 0, tv_usec: 200_000)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     return fd
+}
+
+switch CommandLine.arguments.dropFirst().first {
+case "case-csr": runCaseCSR(Array(CommandLine.arguments.dropFirst(2)))
+case "case-run": runCaseCheck(Array(CommandLine.arguments.dropFirst(2)))
+default: break
 }
 
 let options = parseOptions()

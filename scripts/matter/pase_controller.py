@@ -14,16 +14,9 @@ import time
 async def main() -> int:
     host, port, passcode, storage = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     expect_failure = "--expect-failure" in sys.argv
-    import chip.native
-    import chip.CertificateAuthority
-    from chip.ChipStack import ChipStack
+    from chip_controller import start
 
-    chip.native.Init(999)  # an adapter ID that does not exist: no BLE
-    stack = ChipStack(persistentStoragePath=os.path.join(storage, "chip.json"))
-    manager = chip.CertificateAuthority.CertificateAuthorityManager(stack, stack.GetStorageManager())
-    authority = manager.NewCertificateAuthority()
-    admin = authority.NewFabricAdmin(vendorId=0xFFF1, fabricId=1)
-    controller = admin.NewController(nodeId=112233, paaTrustStorePath=storage)
+    controller, stop = start(storage, fabric_id=1)
     started = time.monotonic()
     ok = False
     try:
@@ -33,9 +26,7 @@ async def main() -> int:
     except Exception as error:  # the controller raises ChipStackError and friends
         print(f"PASE FAILED {error!r}", flush=True)
     finally:
-        controller.Shutdown()
-        manager.Shutdown()
-        stack.Shutdown()
+        stop()
     return 0 if ok != expect_failure else 1
 
 
