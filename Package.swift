@@ -121,8 +121,6 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
-                // `hearthd doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
-                "GPIOKit",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -286,7 +284,7 @@ let package = Package(
         .testTarget(
             name: "PluginHostTests",
             dependencies: [
-                "PluginHost", "HomeCore", "HomeStorage", pluginKit, logging,
+                "PluginHost", "HomeCore", "HomeStorage", "TestSupport", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: settings),
