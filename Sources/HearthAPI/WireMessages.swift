@@ -46,8 +46,9 @@ public enum IDRef: Hashable, Sendable, Codable, CustomStringConvertible {
 
 /// The stable error body: `{"error": {"code": "permissionDenied", "message": "…"}}`.
 public struct WireErrorBody: Codable, Sendable {
-    public let error: HomeError
-    public init(error: HomeError) { self.error = error }
+    public let error: WireError
+    public init(error: WireError) { self.error = error }
+    public init(error: HomeError) { self.error = WireError(error) }
 }
 
 // MARK: - Requests

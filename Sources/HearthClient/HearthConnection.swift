@@ -14,7 +14,7 @@ public struct HearthConnection: Sendable {
     let session: URLSession
 
     /// The code for a daemon that cannot be reached (not one of the server's own codes).
-    public static let unreachable = HomeError.Code(rawValue: "unreachable")
+    public static let unreachable = WireErrorCode.unreachable.homeErrorCode
 
     public init(baseURL: URL, token: String?) {
         self.baseURL = baseURL
@@ -94,7 +94,7 @@ public struct HearthConnection: Sendable {
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
-            if let body = try? Self.decoder.decode(WireErrorBody.self, from: data) { throw body.error }
+            if let body = try? Self.decoder.decode(WireErrorBody.self, from: data) { throw body.error.homeError }
             throw .internal("hearthd answered \(method) \(path) with HTTP \(status)")
         }
         return (data, status)

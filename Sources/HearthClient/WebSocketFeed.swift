@@ -92,7 +92,7 @@ enum WebSocketFeed {
                 }
             } catch {
                 continuation.yield(
-                    .error(id: subscribe.id, HomeError(HearthConnection.unreachable, "the WebSocket to \(connection.webSocketURL) failed: \(error)")))
+                    .error(id: subscribe.id, WireError(code: .unreachable, message: "the WebSocket to \(connection.webSocketURL) failed: \(error)")))
             }
             continuation.finish()
         }
