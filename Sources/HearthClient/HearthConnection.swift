@@ -12,6 +12,8 @@ public struct HearthConnection: Sendable {
     public let baseURL: URL
     public let token: String?
     let session: URLSession
+    /// Every subscription of this connection, over one WebSocket (shared by copies of this value).
+    let sockets: WebSocketMux
 
     /// The code for a daemon that cannot be reached (not one of the server's own codes).
     public static let unreachable = WireErrorCode.unreachable.homeErrorCode
@@ -20,6 +22,7 @@ public struct HearthConnection: Sendable {
         self.baseURL = baseURL
         self.token = token
         self.session = Self.sharedSession
+        self.sockets = WebSocketMux(url: Self.webSocketURL(baseURL), token: token)
     }
 
     /// One session for every connection: no cookies or cache kept, and nothing to close.
@@ -101,7 +104,9 @@ public struct HearthConnection: Sendable {
     }
 
     /// The WebSocket URL (`ws://…/api/v1/ws`).
-    var webSocketURL: String {
+    var webSocketURL: String { Self.webSocketURL(baseURL) }
+
+    static func webSocketURL(_ baseURL: URL) -> String {
         var s = baseURL.absoluteString
         if s.hasSuffix("/") { s.removeLast() }
         if s.hasPrefix("https://") { s = "wss://" + s.dropFirst("https://".count) } else if s.hasPrefix("http://") {
