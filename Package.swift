@@ -8,6 +8,8 @@ let settings: [SwiftSetting] = [
 ]
 
 let pluginKit = Target.Dependency.product(name: "PluginKit", package: "PluginKit")
+/// The in-memory host for plugins' tests: its own package beside PluginKit, not in libPluginKit.so.
+let driverTesting = Target.Dependency.product(name: "DriverTesting", package: "DriverTesting")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 let metrics = Target.Dependency.product(name: "CoreMetrics", package: "swift-metrics")
@@ -45,6 +47,7 @@ let package = Package(
     ],
     dependencies: [
         .package(path: "Plugins/PluginKit"),
+        .package(path: "Plugins/DriverTesting"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -122,8 +125,6 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
-                // `hearthd doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
-                "GPIOKit",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -275,17 +276,17 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(name: "MatterMessagingTests", dependencies: ["MatterMessaging", "MatterTLV"], swiftSettings: settings),
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
-        .testTarget(name: "DriverTestingTests", dependencies: [pluginKit], swiftSettings: settings),
+        .testTarget(name: "DriverTestingTests", dependencies: [pluginKit, driverTesting], swiftSettings: settings),
         .testTarget(
             name: "HomeStorageTests",
             dependencies: [
-                "HomeStorage", "HomeCore", pluginKit,
+                "HomeStorage", "HomeCore", pluginKit, driverTesting,
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: settings),
         .testTarget(
-            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", "TestSupport", pluginKit], swiftSettings: settings),
+            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", "TestSupport", pluginKit, driverTesting], swiftSettings: settings),
         .testTarget(
             name: "HomeCoreTests",
             dependencies: ["HomeCore", pluginKit, .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "HashTreeCollections", package: "swift-collections")],
@@ -297,14 +298,14 @@ let package = Package(
         .testTarget(
             name: "PluginHostTests",
             dependencies: [
-                "PluginHost", "HomeCore", "HomeStorage", pluginKit, logging,
+                "PluginHost", "HomeCore", "HomeStorage", "TestSupport", pluginKit, driverTesting, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: settings),
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, grdb, logging,
+                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, driverTesting, grdb, logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -314,7 +315,7 @@ let package = Package(
         // and scripts as child processes (so `swift build --build-tests` must have built them).
         .testTarget(name: "OpsTests", dependencies: ["TestSupport"], swiftSettings: settings),
         .testTarget(
-            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "MQTTFuzz", "HomeCore", "PluginHost", "TestSupport", pluginKit, logging],
+            name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "MQTTFuzz", "HomeCore", "PluginHost", "TestSupport", pluginKit, driverTesting, logging],
             exclude: ["Fixtures"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -34,9 +34,11 @@ public final class MQTTPlugin: DriverPlugin {
         for (i, device) in (config.devices ?? []).enumerated() {
             initial += registry.add(try device.entity(path: "devices[\(i)]", configuration: context.configuration, catalog: .standard))
         }
-        let runtime = Runtime(context: context, registry: registry, commandTimeout: .seconds(config.broker?.commandTimeout ?? 5))
-        runtime.perform(initial.filter { if case .subscribe = $0 { false } else { true } })
         let options = config.connectionOptions
+        let runtime = Runtime(
+            context: context, registry: registry, commandTimeout: .seconds(config.broker?.commandTimeout ?? 5),
+            endpoint: "\(options.host):\(options.port)")
+        runtime.perform(initial.filter { if case .subscribe = $0 { false } else { true } })
         let connection = try MQTTConnection(options: options, handlers: runtime.handlers(endpoint: "\(options.host):\(options.port)"))
         runtime.connection.withLock { $0 = connection }
         self.runtime.withLock { $0 = runtime }
@@ -46,14 +48,36 @@ public final class MQTTPlugin: DriverPlugin {
             runtime.connection.withLock { $0 = nil }
             runtime.perform(runtime.registry.withLock { $0.connectionDown() })
         }
+        runtime.health { $0.connecting(at: $1) }
         try connection.start()
         context.log(.info, "connecting to the MQTT broker at \(options.host):\(options.port)")
-        let (stopped, continuation) = AsyncStream<Never>.makeStream()
-        await withTaskCancellationHandler {
-            for await _ in stopped {}
-        } onCancel: {
-            continuation.finish()
+        // Until cancelled; looks at the broker's health again now and then, so a connection
+        // that stopped dropping becomes healthy once the drops are old enough.
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(5))
+            runtime.health { $0.tick(at: $1) }
         }
+    }
+
+    /// The plugin's own `hearth doctor` check: whether the broker in its configuration accepts
+    /// a connection with its credentials (``BrokerProbe``).
+    public func doctor(_ request: DoctorRequest) async -> [DoctorFinding] {
+        guard let configuration = request.configuration else {
+            let why = request.configurationFile.map { "the mqtt plugin is not configured in \($0)" } ?? "no configuration read (pass --config hearth.yaml)"
+            return [DoctorFinding(check: "mqtt broker", status: .skipped, explanation: "not checked: \(why), or try one with --broker host:port")]
+        }
+        let config: MQTTConfiguration
+        do {
+            config = try configuration.decode(MQTTConfiguration.self)
+        } catch {
+            return [DoctorFinding(check: "mqtt configuration", status: .problem, explanation: "\(error.message): the mqtt plugin will refuse it")]
+        }
+        let options = config.connectionOptions
+        return [
+            BrokerProbe.check(
+                host: options.host, port: options.port, username: options.username, password: options.password,
+                tls: config.broker?.caFile != nil)
+        ]
     }
 
     public func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {
@@ -107,20 +131,32 @@ final class Runtime: Sendable {
     /// How long a command waits for the broker's acknowledgement.
     let commandTimeout: Duration
 
-    init(context: any DriverContext, registry: Registry, commandTimeout: Duration = .seconds(5)) {
+    /// The broker connection's health, reported to the host when it changes.
+    let brokerHealth: Mutex<BrokerHealth<ContinuousClock.Instant>>
+
+    init(context: any DriverContext, registry: Registry, commandTimeout: Duration = .seconds(5), endpoint: String = "") {
         self.context = context
         self.registry = Mutex(registry)
         self.commandTimeout = commandTimeout
+        self.brokerHealth = Mutex(BrokerHealth(endpoint: endpoint))
+    }
+
+    /// Feeds the broker's health one input; reports the result (outside the lock) when it changed.
+    func health(_ input: (inout BrokerHealth<ContinuousClock.Instant>, ContinuousClock.Instant) -> PluginHealth?) {
+        let now = ContinuousClock.now
+        if let changed = brokerHealth.withLock({ input(&$0, now) }) { context.reportHealth(changed) }
     }
 
     func handlers(endpoint: String) -> MQTTConnection.Handlers {
         var h = MQTTConnection.Handlers()
         h.connected = { [self] in
             refusal.withLock { $0 = nil }
+            health { $0.connected(at: $1) }
             context.log(.info, "connected to the MQTT broker at \(endpoint)")
             perform(registry.withLock { $0.connectionUp() })
         }
         h.refused = { [self] reason in
+            health { $0.refused(reason, at: $1) }
             let isNew = refusal.withLock { last -> Bool in
                 defer { last = reason }
                 return last != reason
@@ -128,6 +164,7 @@ final class Runtime: Sendable {
             if isNew { context.log(.error, "the MQTT broker at \(endpoint) refused the connection: \(reason); retrying with backoff") }
         }
         h.unreachable = { [self] reason in
+            health { $0.unreachable(reason, at: $1) }
             context.log(.warning, "cannot reach the MQTT broker at \(endpoint): \(reason); retrying with backoff")
         }
         h.subscribed = { [self] mid in
@@ -153,6 +190,7 @@ final class Runtime: Sendable {
         h.disconnected = { [self] expected, reason in
             subscriptions.withLock { $0 = ([:], []) }
             let wasConnected = registry.withLock { $0.connected }
+            health { $0.lost(reason, expected: expected, at: $1) }
             perform(registry.withLock { $0.connectionDown() })
             if !expected, wasConnected {
                 context.log(.warning, "lost the MQTT broker at \(endpoint): \(reason); every device is offline; reconnecting with backoff")

@@ -12,14 +12,14 @@ let settings: [SwiftSetting] = [
 let package = Package(
     name: "PluginKit",
     products: [
-        // HomeModel (device types, traits, values, naming rules), DriverAPI (the plugin surface)
-        // and DriverTesting (an in-memory host) live in one shared library.
-        .library(name: "PluginKit", type: .dynamic, targets: ["HomeModel", "DriverAPI", "DriverTesting"]),
+        // HomeModel (device types, traits, values, naming rules) and DriverAPI (the plugin
+        // surface) live in one shared library. DriverTesting (the in-memory host for plugins'
+        // tests) is the package beside this one, Plugins/DriverTesting: not in production.
+        .library(name: "PluginKit", type: .dynamic, targets: ["HomeModel", "DriverAPI"]),
     ],
     targets: [
         .target(name: "HomeModel", swiftSettings: settings),
         .target(name: "DriverAPI", dependencies: ["HomeModel"], swiftSettings: settings),
-        .target(name: "DriverTesting", dependencies: ["DriverAPI", "HomeModel"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )

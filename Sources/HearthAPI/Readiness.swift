@@ -1,7 +1,9 @@
 public import HomeModel
 
 /// What `/readyz` answers: ready only when the storage answers, the core holds its state and
-/// every enabled plugin is running.
+/// every enabled plugin is running and does not say it is unhealthy (a plugin whose broker is
+/// down or keeps dropping the connection). A degraded plugin leaves the daemon ready; its
+/// check's `detail` says why.
 public struct Readiness: Sendable, Equatable, Codable {
     public struct Check: Sendable, Equatable, Codable {
         public var name: String
@@ -35,7 +37,8 @@ public struct Readiness: Sendable, Equatable, Codable {
     }
 
     /// Evaluates the checks. A disabled plugin does not count; any other plugin must be
-    /// `running` (starting, restarting, parked, refused or misconfigured ones are not).
+    /// `running` (starting, restarting, parked, refused or misconfigured ones are not) and not
+    /// report itself `unhealthy`.
     public static func evaluate(storage: Result<Void, HomeError>, deviceCount: Int, plugins: [WirePlugin]) -> Readiness {
         var checks: [Check] = []
         switch storage {
@@ -47,7 +50,18 @@ public struct Readiness: Sendable, Equatable, Codable {
         for p in plugins where p.state != .disabled {
             let name = "plugin:\(p.id.isEmpty ? p.path : p.id)"
             if p.state == .running {
-                checks.append(Check(name: name, ok: true))
+                // The plugin's own word on its health: unhealthy is not ready (its broker is
+                // down); degraded is ready, with the reason as the detail.
+                switch p.health?.state {
+                case .unhealthy:
+                    checks.append(Check(name: name, ok: false, reason: "plugin is unhealthy" + (p.health?.reason.map { ": \($0)" } ?? "")))
+                case .degraded:
+                    checks.append(Check(name: name, ok: true, detail: "degraded" + (p.health?.reason.map { ": \($0)" } ?? "")))
+                case .healthy:
+                    checks.append(Check(name: name, ok: true, detail: p.health?.reason))
+                case nil:
+                    checks.append(Check(name: name, ok: true))
+                }
             } else {
                 let why = p.lastError.map { ": \($0)" } ?? ""
                 checks.append(Check(name: name, ok: false, reason: "plugin is \(p.state.rawValue)\(why)"))

@@ -205,9 +205,9 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
     /// The subscription ended, and why.
     case end(id: String, reason: EndReason, message: String)
     /// A request failed (the subscription `id` names, if any).
-    case error(id: String?, HomeError)
+    case error(id: String?, WireError)
     /// The server is about to close the socket (the token was revoked, for example).
-    case closing(HomeError)
+    case closing(WireError)
 
     /// The `type` of each message: the web page's `Web/wire.js` lists the same (a test checks).
     public enum Kind: String, WireEnum {
@@ -321,8 +321,8 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
         case .event: self = .event(id: try id(), try c.decode(WireEvent.self, forKey: .event))
         case .end:
             self = .end(id: try id(), reason: try c.decode(EndReason.self, forKey: .reason), message: try c.decodeIfPresent(String.self, forKey: .message) ?? "")
-        case .error: self = .error(id: try c.decodeIfPresent(String.self, forKey: .id), try c.decode(HomeError.self, forKey: .error))
-        case .closing: self = .closing(try c.decode(HomeError.self, forKey: .error))
+        case .error: self = .error(id: try c.decodeIfPresent(String.self, forKey: .id), try c.decode(WireError.self, forKey: .error))
+        case .closing: self = .closing(try c.decode(WireError.self, forKey: .error))
         }
     }
 }

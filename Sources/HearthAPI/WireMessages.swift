@@ -46,8 +46,9 @@ public enum IDRef: Hashable, Sendable, Codable, CustomStringConvertible {
 
 /// The stable error body: `{"error": {"code": "permissionDenied", "message": "…"}}`.
 public struct WireErrorBody: Codable, Sendable {
-    public let error: HomeError
-    public init(error: HomeError) { self.error = error }
+    public let error: WireError
+    public init(error: WireError) { self.error = error }
+    public init(error: HomeError) { self.error = WireError(error) }
 }
 
 // MARK: - Requests
@@ -349,6 +350,26 @@ public struct WirePlugin: Codable, Sendable, Hashable {
         case disabled
     }
 
+    /// What a running plugin last said about its health (a broker connection, a bus).
+    public struct Health: Codable, Sendable, Hashable {
+        public enum State: String, Codable, Sendable, Hashable, CaseIterable {
+            /// Everything it depends on answers.
+            case healthy
+            /// Working with less than it should; `/readyz` stays ready and says so.
+            case degraded
+            /// It cannot do its job; `/readyz` answers 503.
+            case unhealthy
+        }
+
+        public let state: State
+        /// In words a person can act on (`cannot reach the MQTT broker at 127.0.0.1:1883: …`).
+        public let reason: String?
+        public init(state: State, reason: String? = nil) {
+            self.state = state
+            self.reason = reason
+        }
+    }
+
     public let id: String
     public let name: String
     public let version: String
@@ -356,7 +377,12 @@ public struct WirePlugin: Codable, Sendable, Hashable {
     public var state: State
     public let restarts: Int
     public let lastError: String?
-    public init(id: String, name: String, version: String, path: String, state: State, restarts: Int = 0, lastError: String? = nil) {
+    /// Only while `running`, once the plugin has said something about its health.
+    public var health: Health?
+    public init(
+        id: String, name: String, version: String, path: String, state: State, restarts: Int = 0, lastError: String? = nil,
+        health: Health? = nil
+    ) {
         self.id = id
         self.name = name
         self.version = version
@@ -364,6 +390,7 @@ public struct WirePlugin: Codable, Sendable, Hashable {
         self.state = state
         self.restarts = restarts
         self.lastError = lastError
+        self.health = health
     }
 }
 

@@ -12,14 +12,17 @@ public struct HearthConnection: Sendable {
     public let baseURL: URL
     public let token: String?
     let session: URLSession
+    /// Every subscription of this connection, over one WebSocket (shared by copies of this value).
+    let sockets: WebSocketMux
 
     /// The code for a daemon that cannot be reached (not one of the server's own codes).
-    public static let unreachable = HomeError.Code(rawValue: "unreachable")
+    public static let unreachable = WireErrorCode.unreachable.homeErrorCode
 
     public init(baseURL: URL, token: String?) {
         self.baseURL = baseURL
         self.token = token
         self.session = Self.sharedSession
+        self.sockets = WebSocketMux(url: Self.webSocketURL(baseURL), token: token)
     }
 
     /// One session for every connection: no cookies or cache kept, and nothing to close.
@@ -94,14 +97,16 @@ public struct HearthConnection: Sendable {
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
-            if let body = try? Self.decoder.decode(WireErrorBody.self, from: data) { throw body.error }
+            if let body = try? Self.decoder.decode(WireErrorBody.self, from: data) { throw body.error.homeError }
             throw .internal("hearthd answered \(method) \(path) with HTTP \(status)")
         }
         return (data, status)
     }
 
     /// The WebSocket URL (`ws://…/api/v1/ws`).
-    var webSocketURL: String {
+    var webSocketURL: String { Self.webSocketURL(baseURL) }
+
+    static func webSocketURL(_ baseURL: URL) -> String {
         var s = baseURL.absoluteString
         if s.hasSuffix("/") { s.removeLast() }
         if s.hasPrefix("https://") { s = "wss://" + s.dropFirst("https://".count) } else if s.hasPrefix("http://") {

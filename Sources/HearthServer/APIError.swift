@@ -11,7 +11,7 @@ struct APIError: Error, HTTPResponseError {
 
     init(_ error: HomeError, status: HTTPResponse.Status? = nil) {
         self.error = error
-        self.status = status ?? Self.status(for: error.code)
+        self.status = status ?? Self.status(for: WireErrorCode(error.code))
     }
 
     var headers: HTTPFields { [:] }
@@ -21,7 +21,8 @@ struct APIError: Error, HTTPResponseError {
     }
 
     /// The stable mapping from error codes to HTTP statuses.
-    static func status(for code: HomeError.Code) -> HTTPResponse.Status {
+    /// Exhaustive over the closed set: a new code must choose its status here.
+    static func status(for code: WireErrorCode) -> HTTPResponse.Status {
         switch code {
         case .unauthenticated: .unauthorized
         case .permissionDenied: .forbidden
@@ -33,7 +34,9 @@ struct APIError: Error, HTTPResponseError {
         case .timeout: .gatewayTimeout
         case .driverError: .badGateway
         case .rateLimited: .tooManyRequests
-        default: .internalServerError
+        case .internal: .internalServerError
+        // Never the server's own: a client's. Should a handler throw it, it is the server failing.
+        case .unreachable: .internalServerError
         }
     }
 }
@@ -47,10 +50,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let e as APIError {
             return APIResponse.json(WireErrorBody(error: e.error), status: e.status)
         } catch let e as HomeError {
-            return APIResponse.json(WireErrorBody(error: e), status: APIError.status(for: e.code))
+            return APIResponse.json(WireErrorBody(error: e), status: APIError.status(for: WireErrorCode(e.code)))
         } catch let e as any HTTPResponseError {
             let message: String
-            let code: HomeError.Code
+            let code: WireErrorCode
             switch e.status {
             case .notFound:
                 (code, message) = (.notFound, "no such endpoint: \(request.method) \(request.uri.path) (see docs/api.md)")
@@ -61,11 +64,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             default:
                 (code, message) = (e.status.code >= 500 ? .internal : .invalidArgument, "\(e.status.reasonPhrase): \(e)")
             }
-            return APIResponse.json(WireErrorBody(error: HomeError(code, message)), status: e.status)
+            return APIResponse.json(WireErrorBody(error: WireError(code: code, message: message)), status: e.status)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             return APIResponse.json(
-                WireErrorBody(error: .internal("the server failed to answer; the log has the details")), status: .internalServerError)
+                WireErrorBody(error: WireError(code: .internal, message: "the server failed to answer; the log has the details")),
+                status: .internalServerError)
         }
     }
 }

@@ -66,6 +66,9 @@ public struct HearthServer: Service {
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
 
+    /// How many WebSockets are open now (each carries any number of subscriptions).
+    public var openWebSocketCount: Int { sockets.count }
+
     /// - Parameters:
     ///   - access: users, tokens and grants (HomeStorage's `AccessStore`).
     ///   - pluginStatuses: what `GET /plugins` and `/readyz` report, as wire values.

@@ -69,7 +69,7 @@ actor WebSocketSession {
     func readLoop(_ inbound: WebSocketInboundStream) async throws {
         for try await message in inbound.messages(maxSize: server.configuration.maxWebSocketMessage) {
             guard case .text(let text) = message else {
-                await send(.error(id: nil, .invalidArgument("send JSON text messages, not binary")))
+                await send(.error(id: nil, WireError(.invalidArgument("send JSON text messages, not binary"))))
                 continue
             }
             await handle(text)
@@ -81,7 +81,7 @@ actor WebSocketSession {
         do {
             message = try Self.decode(text)
         } catch {
-            await send(.error(id: Self.id(in: text), error))
+            await send(.error(id: Self.id(in: text), WireError(error)))
             return
         }
         switch message {
@@ -92,11 +92,11 @@ actor WebSocketSession {
                 try subscribe(id, query)
                 await send(.subscribed(id: id))
             } catch {
-                await send(.error(id: id, error))
+                await send(.error(id: id, WireError(error)))
             }
         case .unsubscribe(let id):
             guard let task = subscriptions.removeValue(forKey: id) else {
-                await send(.error(id: id, .notFound("no subscription '\(id)' on this socket")))
+                await send(.error(id: id, WireError(.notFound("no subscription '\(id)' on this socket"))))
                 return
             }
             task.cancel()
@@ -262,7 +262,7 @@ actor WebSocketSession {
     }
 
     func closeSocket(_ reason: HomeError) async {
-        await send(.closing(reason))
+        await send(.closing(WireError(reason)))
         endAll()
         closed = true
         try? await outbound.close(.policyViolation, reason: String(reason.message.prefix(100)))

@@ -367,6 +367,7 @@ public final class IsolatedPlugin: DriverPlugin {
                 by = Int(n)
             }
             context.count(try PluginWire.string(o, "name", in: "count"), by: by)
+        case "health": context.reportHealth(try PluginWire.health(o))
         case "result":
             guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("result.id: expected an integer") }
             let c = state.withLock { $0.running?.pending.removeValue(forKey: id) }

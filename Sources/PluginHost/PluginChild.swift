@@ -179,6 +179,7 @@ struct ChannelContext: DriverContext {
         send(["type": "log", "level": .string(level.rawValue), "message": .string(message), "localID": localID.map(Value.string) ?? .null])
     }
     func count(_ name: String, by amount: Int) { send(["type": "count", "name": .string(name), "by": .int(Int64(amount))]) }
+    func reportHealth(_ health: PluginHealth) { send(PluginWire.encode(health)) }
 
     /// A lost host is not the plugin's problem: the process ends when the host's `stop` or its
     /// death (PR_SET_PDEATHSIG) arrives, so a failed send is dropped.

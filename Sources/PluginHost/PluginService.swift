@@ -68,10 +68,12 @@ public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatu
                 id: loaded.manifest.id, name: loaded.manifest.name, version: loaded.manifest.version, path: loaded.path,
                 state: .starting, isolated: loaded.plugin is IsolatedPlugin))
         (loaded.plugin as? IsolatedPlugin)?.onChange { [weak self] in self?.update { _ in } }
+        context.healthChanged.withLock { $0 = { [weak self] in self?.update { _ in } } }
     }
 
     public var currentStatus: PluginStatus {
         var s = status.withLock { $0 }
+        s.health = s.state == .running ? context.health.withLock { $0 } : nil
         if let isolated = loaded.plugin as? IsolatedPlugin {
             s.processID = isolated.processID
             if let m = isolated.announcedManifest {

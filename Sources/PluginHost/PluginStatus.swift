@@ -1,3 +1,4 @@
+public import DriverAPI
 import Synchronization
 
 /// What the host knows about a plugin (shown by `hearth plugins` and `GET /api/v1/plugins`).
@@ -32,10 +33,13 @@ public struct PluginStatus: Hashable, Sendable, Codable {
     public var processID: Int32?
     /// While ``State/restarting``: the delay before the next start, in seconds.
     public var restartDelaySeconds: Double?
+    /// What the running plugin last said about its health (``DriverContext/reportHealth(_:)``);
+    /// nil before its first report and after its run ended.
+    public var health: PluginHealth?
 
     public init(
         id: String, name: String, version: String, path: String, state: State, restarts: Int = 0, lastError: String? = nil,
-        isolated: Bool = false, processID: Int32? = nil, restartDelaySeconds: Double? = nil
+        isolated: Bool = false, processID: Int32? = nil, restartDelaySeconds: Double? = nil, health: PluginHealth? = nil
     ) {
         self.id = id
         self.name = name
@@ -47,6 +51,7 @@ public struct PluginStatus: Hashable, Sendable, Codable {
         self.isolated = isolated
         self.processID = processID
         self.restartDelaySeconds = restartDelaySeconds
+        self.health = health
     }
 
     /// Parked, refused, or with a refused configuration: needs a person.

@@ -196,6 +196,23 @@ public enum PluginWire {
             fields: try object(o["fields"] ?? .object([:]), "event.fields"), timestampNanoseconds: timestamp)
     }
 
+    // MARK: Health
+
+    /// A `health` message: `{"type": "health", "state": "unhealthy", "reason": "…"}`.
+    public static func encode(_ h: PluginHealth) -> Value {
+        var o: [String: Value] = ["type": "health", "state": .string(h.state.rawValue)]
+        if let r = h.reason { o["reason"] = .string(r) }
+        return .object(o)
+    }
+
+    public static func health(_ o: [String: Value]) throws(FormatError) -> PluginHealth {
+        let name = try string(o, "state", in: "health")
+        guard let state = PluginHealth.State(rawValue: name) else {
+            throw FormatError("health.state: '\(name)' is not one of \(PluginHealth.State.allCases.map(\.rawValue))")
+        }
+        return PluginHealth(state, reason: try optionalString(o, "reason", in: "health"))
+    }
+
     // MARK: Commands and writes
 
     public static func encode(_ c: DriverCommand, id: Int64) -> Value {

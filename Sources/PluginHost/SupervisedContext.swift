@@ -14,13 +14,37 @@ final class SupervisedContext: DriverContext {
     /// Devices the plugin published, and those the host marked offline since.
     let devices = Mutex<(known: Set<String>, down: Set<String>)>(([], []))
 
+    /// What the plugin last said about its health in this run (nil: nothing yet), and who to
+    /// tell when it changes (the service, to update its status).
+    let health = Mutex<PluginHealth?>(nil)
+    let healthChanged = Mutex<(@Sendable () -> Void)?>(nil)
+
     init(_ inner: any DriverContext) { self.inner = inner }
+
+    func reportHealth(_ health: PluginHealth) {
+        let changed = self.health.withLock { h -> Bool in
+            defer { h = health }
+            return h != health
+        }
+        if changed { healthChanged.withLock { $0 }?() }
+        inner.reportHealth(health)
+    }
+
+    /// Forgets the plugin's last health report (its run ended: what it said no longer holds).
+    func forgetHealth() {
+        let had = health.withLock { h -> Bool in
+            defer { h = nil }
+            return h != nil
+        }
+        if had { healthChanged.withLock { $0 }?() }
+    }
 
     var pluginID: String { inner.pluginID }
     var configuration: PluginConfiguration { inner.configuration }
 
     /// Marks every device of the plugin offline until it reports again.
     func markDown() {
+        forgetHealth()
         devices.withLock { $0.down = $0.known }
         inner.setConnectivity(.offline, device: nil)
     }

@@ -45,7 +45,7 @@ struct LogoutCommand: AsyncParsableCommand {
         }
         do {
             try await options.home().disconnect()
-        } catch let e as HomeError where e.code == .permissionDenied || e.code == .unauthenticated {
+        } catch let e as HomeError where [.permissionDenied, .unauthenticated].contains(WireErrorCode(e.code)) {
             try options.store.clear()
         }
         options.say("Signed out.")

@@ -94,4 +94,26 @@ import Testing
         try await host.write("l", trait: OnOffTrait.identifier, attribute: OnOffTrait.Attribute.startUpOnOff, value: 1)
         #expect(lamp.startUp.withLock { $0 } == 1)
     }
+
+    /// DriverAPI v4's defaulted requirements: a plugin that does not implement them still
+    /// builds and gets the defaults; the test host records what a plugin says about its health.
+    @Test func healthReportsAreRecorded_andDoctorDefaultsToNoChecks() async throws {
+        final class Bridge: DriverPlugin {
+            let manifest = PluginManifest(id: "bridge", name: "Bridge", version: "1")
+            func run(context: any DriverContext) async throws {
+                context.reportHealth(.unhealthy("hub unreachable"))
+                context.reportHealth(.healthy())
+            }
+            func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value { .null }
+        }
+        let host = TestHost(pluginID: "bridge")
+        let happenings = host.happenings()
+        try await host.start(Bridge()).value
+        var iterator = happenings.makeAsyncIterator()
+        #expect(await iterator.next() == .health(.unhealthy("hub unreachable")))
+        #expect(await iterator.next() == .health(PluginHealth(.healthy)))
+        #expect(host.health == PluginHealth(.healthy))
+        #expect(host.healthReports.map(\.state) == [.unhealthy, .healthy])
+        #expect(await Bridge().doctor(DoctorRequest(configuration: nil, user: "hearth")).isEmpty)
+    }
 }

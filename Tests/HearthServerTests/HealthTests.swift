@@ -54,6 +54,41 @@ import FoundationNetworking
         }
     }
 
+    @Test func readyz_is_503_while_a_running_plugin_says_it_is_unhealthy_and_200_when_degraded() async throws {
+        var mqtt = Self.status("mqtt", .running)
+        mqtt.health = WirePlugin.Health(state: .unhealthy, reason: "lost the MQTT broker at 127.0.0.1:1883: connection refused; reconnecting")
+        let plugins = Mutex([mqtt, Self.status("gpio", .running)])
+        try await TestHome.with(pluginStatuses: { plugins.withLock { $0 } }) { home in
+            let down = try await get(home, "readyz")
+            #expect(down.status == 503)
+            #expect(down.json["status"]?.stringValue == "not ready")
+            #expect(down.text.contains("plugin is unhealthy: lost the MQTT broker at 127.0.0.1:1883: connection refused"), "\(down.text)")
+
+            plugins.withLock { $0[0].health = WirePlugin.Health(state: .degraded, reason: "2 of 9 devices unreachable") }
+            let degraded = try await get(home, "readyz")
+            #expect(degraded.status == 200)
+            #expect(degraded.json["status"]?.stringValue == "ready")
+            #expect(degraded.text.contains("degraded: 2 of 9 devices unreachable"), "\(degraded.text)")
+
+            plugins.withLock { $0[0].health = WirePlugin.Health(state: .healthy, reason: "connected to the MQTT broker at 127.0.0.1:1883") }
+            let healthy = try await get(home, "readyz")
+            #expect(healthy.status == 200)
+            #expect(healthy.text.contains("connected to the MQTT broker"))
+        }
+    }
+
+    @Test func a_plugins_health_is_on_the_wire_of_get_plugins() throws {
+        var mqtt = Self.status("mqtt", .running)
+        mqtt.health = WirePlugin.Health(state: .unhealthy, reason: "connecting")
+        let data = try JSONEncoder().encode(mqtt)
+        let back = try JSONDecoder().decode(WirePlugin.self, from: data)
+        #expect(back.health == mqtt.health)
+        #expect(String(decoding: data, as: UTF8.self).contains(#""state":"unhealthy""#))
+        // A plugin that said nothing about its health has no `health` field.
+        let quiet = try JSONDecoder().decode(WirePlugin.self, from: JSONEncoder().encode(Self.status("gpio", .running)))
+        #expect(quiet.health == nil)
+    }
+
     @Test func readiness_fails_when_storage_does_not_answer() {
         let r = Readiness.evaluate(storage: .failure(HomeError.internal("disk I/O error")), deviceCount: 3, plugins: [])
         #expect(!r.ready)

@@ -59,13 +59,38 @@ import Testing
                 == .subscribe(id: "r", .rooms(.batched)))
     }
 
+    /// Error codes are a closed set on the wire: every HomeError code the core throws has its
+    /// case, an unknown code does not decode, and a foreign HomeError code goes out as `internal`.
+    @Test func error_codes_are_a_closed_set_on_the_wire() throws {
+        let homeCodes: [HomeError.Code] = [
+            .permissionDenied, .notFound, .invalidArgument, .unsupportedOperation, .deviceOffline, .timeout, .conflict,
+            .unauthenticated, .driverError, .rateLimited, .internal,
+        ]
+        for code in homeCodes {
+            let wire = WireError(HomeError(code, "m"))
+            #expect(wire.code.rawValue == code.rawValue)
+            #expect(wire.homeError == HomeError(code, "m"))
+        }
+        #expect(Set(WireErrorCode.allCases.map(\.rawValue)) == Set(homeCodes.map(\.rawValue) + ["unreachable"]))
+
+        let foreign = WireError(HomeError(HomeError.Code(rawValue: "quotaExceeded"), "too many scenes"))
+        #expect(foreign.code == .internal)
+        #expect(foreign.message == "quotaExceeded: too many scenes")
+
+        let body = try JSONEncoder().encode(WireErrorBody(error: .permissionDenied("no")))
+        #expect(String(decoding: body, as: UTF8.self) == #"{"error":{"code":"permissionDenied","message":"no"}}"#)
+        #expect(try JSONDecoder().decode(WireErrorBody.self, from: body).error == WireError(code: .permissionDenied, message: "no"))
+        let unknown = Data(#"{"error":{"code":"oops","message":"no"}}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(WireErrorBody.self, from: unknown) }
+    }
+
     @Test func server_messages_round_trip_through_json() throws {
         let room = RoomSnapshot(id: "room-1", structureID: "structure-1", name: "Kitchen")
         let messages: [WSServerMessage] = [
             .subscribed(id: "a"), .unsubscribed(id: "a"), .pong(id: nil),
             .snapshot(id: "r", version: 7, .rooms([room])), .added(id: "r", .room(room)), .removed(id: "r", key: "room-1"),
             .end(id: "d", reason: .deviceRemoved, message: "the device was removed"),
-            .error(id: "x", .invalidArgument("no")), .closing(.permissionDenied("revoked")),
+            .error(id: "x", WireError(.invalidArgument("no"))), .closing(WireError(.permissionDenied("revoked"))),
             .delta(id: "t", version: 9, changes: [DeviceDelta(device: "demo:lamp", attributes: [AttributeDelta(type: 0x0100, trait: 6, attribute: 0, value: .bool(true))])]),
         ]
         for m in messages {

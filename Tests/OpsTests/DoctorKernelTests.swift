@@ -24,6 +24,8 @@ struct DoctorKernelTests {
             + lines.map { "      - { id: \($0.id), chip: \($0.chip), line: \($0.line), role: contact }\n" }.joined())
             .write(toFile: path, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: dir.at("plugins"), withIntermediateDirectories: true)
+        // The GPIO plugin makes the line checks (DriverPlugin.doctor).
+        try FileManager.default.copyItem(atPath: "\(buildDirectory)/libGPIOPlugin.so", toPath: dir.at("plugins/libGPIOPlugin.so"))
         return path
     }
 

@@ -7,7 +7,11 @@ import Testing
     struct Machine {
         let dir: Scratch
 
-        init(groups: String = "gpio:x:997:hearth\n", chips: [String] = ["gpiochip0"], plugins: [String] = ["DemoPlugin"]) throws {
+        /// The GPIO and MQTT plugins make their own checks (`DriverPlugin.doctor`): doctor asks
+        /// the plugins it finds in the folder.
+        init(
+            groups: String = "gpio:x:997:hearth\n", chips: [String] = ["gpiochip0"], plugins: [String] = ["DemoPlugin", "GPIOPlugin", "MQTTPlugin"]
+        ) throws {
             dir = try Scratch("hearth-doctor")
             try "root:x:0:0:root:/root:/bin/sh\nhearth:x:990:990::/var/lib/hearth:/usr/sbin/nologin\nbob:x:1000:1000::/home/bob:/bin/sh\n"
                 .write(toFile: dir.at("passwd"), atomically: true, encoding: .utf8)
@@ -109,6 +113,7 @@ import Testing
         let m = try Machine(plugins: ["DemoPlugin", "WrongABIPlugin"])
         defer { m.dir.remove() }
         let r = try await m.doctor()
+        #expect(!r.stdout.contains("gpio group"), "no GPIO plugin in the folder: no GPIO checks")
         #expect(r.status == 1)
         #expect(line(r, "plugin libWrongABIPlugin.so").contains("PROBLEM"))
         #expect(line(r, "plugin libWrongABIPlugin.so").contains("built for another plugin ABI"))
@@ -131,7 +136,7 @@ import Testing
     // MARK: Reading hearth.yaml
 
     @Test func reads_the_database_broker_credentials_and_plugin_folders_from_hearth_yaml() async throws {
-        let m = try Machine(plugins: ["DemoPlugin", "WrongABIPlugin"])
+        let m = try Machine(plugins: ["DemoPlugin", "GPIOPlugin", "MQTTPlugin", "WrongABIPlugin"])
         defer { m.dir.remove() }
         let broker = try await Broker(users: ["hearth": "right"])
         _ = FileManager.default.createFile(atPath: m.dir.at("blocked"), contents: Data("x".utf8))
@@ -166,9 +171,15 @@ import Testing
               mqtt: { broker: { host: 127.0.0.1, port: \(broker.port), username: hearth, password: wrong } }
             """
         let fromFile = try await m.doctor(yaml: yaml)
-        #expect(line(fromFile, "mqtt broker").hasPrefix("PROBLEM  mqtt broker: the broker at 127.0.0.1:\(broker.port) "), "the file's wrong password was sent")
         #expect(line(fromFile, "database").contains("does not exist"))
         #expect(line(fromFile, "plugins").contains("no plugin .so in \(m.dir.at("nowhere"))"))
+        // The MQTT plugin makes the broker check: without its .so there is none, and doctor says so.
+        #expect(!fromFile.stdout.contains("mqtt broker"))
+        #expect(line(fromFile, "plugin mqtt").hasPrefix("PROBLEM  plugin mqtt: \(m.dir.at("etc/hearth.yaml")) configures plugin 'mqtt', but no plugin"))
+        let pluginsFlag = try await m.doctor(yaml: yaml, ["--plugins", m.dir.at("plugins")])
+        #expect(
+            line(pluginsFlag, "mqtt broker").hasPrefix("PROBLEM  mqtt broker: the broker at 127.0.0.1:\(broker.port) "),
+            "the file's wrong password was sent")
         let overridden = try await m.doctor(
             yaml: yaml, ["--broker-password", "right", "--database", m.dir.at("state/hearth.sqlite"), "--plugins", m.dir.at("plugins")])
         #expect(overridden.status == 0, "\(overridden.stdout)\(overridden.stderr)")
@@ -202,7 +213,7 @@ import Testing
         let r = try await run(
             buildDirectory + "/hearth",
             ["doctor", "--config", repositoryRoot + "/etc/hearth.yaml", "--dev", m.dir.at("dev"), "--group-file", m.dir.at("group"),
-                "--passwd-file", m.dir.at("passwd"), "--database", m.dir.at("state/hearth.sqlite")],
+                "--passwd-file", m.dir.at("passwd"), "--database", m.dir.at("state/hearth.sqlite"), "--plugins", m.dir.at("plugins")],
             in: m.dir.path)
         #expect(line(r, "gpio group").hasPrefix("skipped  gpio group: not needed: "))
         #expect(line(r, "gpio chips").hasPrefix("skipped  gpio chips: not needed: "))
@@ -227,5 +238,27 @@ import Testing
         #expect(line(r, "gpio line gpiochip3:GPIO17 (front-door)").contains("PROBLEM  gpio line gpiochip3:GPIO17 (front-door): GPIO chip "))
         #expect(line(r, "gpio line gpiochip3:GPIO17 (front-door)").contains("not found"))
         #expect(!r.stdout.contains("(bell)"), "lines on simulated chips are not checked")
+    }
+
+    // MARK: The plugins' own checks
+
+    @Test func a_plugin_without_checks_gets_none_and_a_disabled_plugin_is_not_asked() async throws {
+        let m = try Machine()
+        defer { m.dir.remove() }
+        let yaml = """
+            storage: { database: \(m.dir.at("state/hearth.sqlite")) }
+            plugins:
+              directories: [\(m.dir.at("plugins"))]
+              demo: {}
+              gpio: { enabled: false }
+            """
+        let r = try await m.doctor(yaml: yaml)
+        // The Demo plugin keeps DriverPlugin.doctor's default: no findings of its own.
+        #expect(!r.stdout.split(separator: "\n").contains { $0.dropFirst(9).hasPrefix("demo") }, "\(r.stdout)")
+        #expect(line(r, "plugin libDemoPlugin.so").hasPrefix("ok"))
+        #expect(line(r, "plugin gpio") == "skipped  plugin gpio: disabled (enabled: false) in \(m.dir.at("etc/hearth.yaml"))")
+        #expect(!r.stdout.contains("gpio group"), "a disabled plugin makes no checks")
+        // The MQTT plugin is in the folder but not configured: it says what it did not check.
+        #expect(line(r, "mqtt broker").hasPrefix("skipped  mqtt broker: not checked: "), "\(r.stdout)")
     }
 }

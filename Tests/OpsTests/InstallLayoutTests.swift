@@ -37,6 +37,17 @@ import Testing
         #expect(config.contains("  directories: [/usr/lib/hearth/plugins]"))
     }
 
+    /// The production library carries HomeModel and DriverAPI only: DriverTesting (the test
+    /// host) is a package of its own that only test binaries link.
+    @Test func the_installed_libPluginKit_has_no_DriverTesting_in_it() async throws {
+        let symbols = try await run("/usr/bin/nm", ["-D", "--defined-only", buildDirectory + "/libPluginKit.so"], in: repositoryRoot)
+        #expect(symbols.status == 0, "\(symbols.stderr)")
+        #expect(symbols.stdout.contains("9DriverAPI"), "DriverAPI's symbols are in libPluginKit.so")
+        #expect(symbols.stdout.contains("9HomeModel"), "HomeModel's symbols are in libPluginKit.so")
+        #expect(!symbols.stdout.contains("13DriverTesting"), "DriverTesting's symbols must not be in libPluginKit.so")
+        #expect(!FileManager.default.fileExists(atPath: buildDirectory + "/libDriverTesting.so"), "DriverTesting is not a shared library to ship")
+    }
+
     @Test func unit_points_at_the_installed_files() async throws {
         let root = try Scratch("hearth-install")
         defer { root.remove() }

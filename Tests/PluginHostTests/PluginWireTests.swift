@@ -45,6 +45,17 @@ import Testing
         #expect(try PluginWire.write(PluginWire.encode(write, id: 8).objectValue!) == write)
     }
 
+    @Test func health_roundTrips_andAnUnknownStateIsAFormatError() throws {
+        let down = PluginHealth.unhealthy("cannot reach the MQTT broker at 127.0.0.1:1883: connection refused")
+        let encoded = PluginWire.encode(down)
+        #expect(encoded["type"] == "health")
+        #expect(encoded["state"] == "unhealthy")
+        #expect(try PluginWire.health(encoded.objectValue!) == down)
+        #expect(try PluginWire.health(["type": "health", "state": "healthy"]) == PluginHealth(.healthy))
+        #expect(throws: PluginWire.FormatError.self) { try PluginWire.health(["type": "health", "state": "fine"]) }
+        #expect(throws: PluginWire.FormatError.self) { try PluginWire.health(["type": "health"]) }
+    }
+
     @Test func resultsCarryValuesOrErrorsWithTheirCode() throws {
         let ok = PluginWire.result(id: 1, .success("done"))
         #expect(try PluginWire.outcome(ok.objectValue!).get() == "done")

@@ -7,6 +7,9 @@
 import PackageDescription
 
 let pluginKit = Context.environment["HEARTH_PLUGINKIT"] ?? "../hearth/Plugins/PluginKit"
+// DriverTesting (the in-memory host for the tests) is the package beside PluginKit; only the
+// test target links it, so it never ships in the plugin.
+let driverTesting = pluginKit.hasSuffix("/PluginKit") ? String(pluginKit.dropLast("PluginKit".count)) + "DriverTesting" : pluginKit + "/../DriverTesting"
 
 let settings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -20,7 +23,8 @@ let package = Package(
         .library(name: "MyPlugin", type: .dynamic, targets: ["MyPlugin"])
     ],
     dependencies: [
-        .package(path: pluginKit)
+        .package(path: pluginKit),
+        .package(path: driverTesting),
     ],
     targets: [
         .target(
@@ -31,7 +35,9 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/../.."])]),
         .testTarget(
             name: "MyPluginTests",
-            dependencies: ["MyPlugin", .product(name: "PluginKit", package: "PluginKit")],
+            dependencies: [
+                "MyPlugin", .product(name: "PluginKit", package: "PluginKit"), .product(name: "DriverTesting", package: "DriverTesting"),
+            ],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

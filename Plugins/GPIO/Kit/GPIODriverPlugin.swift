@@ -33,6 +33,9 @@ public final class GPIODriverPlugin<C: Clock>: DriverPlugin where C.Duration == 
         _ = try GPIOConfiguration.load(configuration)
     }
 
+    /// `hearth doctor`'s GPIO checks (``GPIODoctor``): group, chips, libgpiod, configured lines.
+    public func doctor(_ request: DoctorRequest) async -> [DoctorFinding] { GPIODoctor.findings(request) }
+
     public func run(context: any DriverContext) async throws {
         let config = try GPIOConfiguration.load(context.configuration)
         let runtime = Runtime(config: config, clock: clock, simulator: simulator, hardware: hardware, context: context)

@@ -48,6 +48,12 @@ public protocol DriverContext: Sendable {
     /// `name` is a short snake_case word such as `reconnects`; other characters become `_`.
     /// Cheap enough for every event; never blocks.
     func count(_ name: String, by amount: Int)
+
+    /// Says how the plugin is doing (``PluginHealth``): call it when that changes, for example
+    /// when the broker connection is lost or comes back. The host shows the last report in
+    /// `GET /plugins` and `/readyz` (an `unhealthy` plugin makes the daemon not ready) and
+    /// forgets it when the plugin's run ends. Cheap; never blocks. The default ignores it.
+    func reportHealth(_ health: PluginHealth)
 }
 
 extension DriverContext {
@@ -59,6 +65,8 @@ extension DriverContext {
     }
 
     public func log(_ level: LogLevel, _ message: String) { log(level, message, device: nil) }
+
+    public func reportHealth(_ health: PluginHealth) {}
 
     /// Adds one to the plugin's counter `name`.
     public func count(_ name: String) { count(name, by: 1) }

@@ -60,6 +60,15 @@ public protocol DriverPlugin: AnyObject, Sendable {
 
     /// Writes a writable attribute. The default refuses with `unsupportedOperation`.
     func write(_ write: DriverWrite, context: any DriverContext) async throws
+
+    /// The plugin's own checks for `hearth doctor` (hearthd's offline `doctor` subcommand):
+    /// whether the machine can give the plugin what it needs (device nodes and their
+    /// permissions, a library, a broker), each finding saying what to do about a problem.
+    ///
+    /// Called without ``run(context:)`` and without a ``DriverContext``, in a short-lived
+    /// process, possibly as another user than the daemon's; check, do not change anything.
+    /// Finish within a few seconds (time out network checks). The default has no checks.
+    func doctor(_ request: DoctorRequest) async -> [DoctorFinding]
 }
 
 extension DriverPlugin {
@@ -79,6 +88,8 @@ extension DriverPlugin {
         }
         try validate(configuration: configuration)
     }
+
+    public func doctor(_ request: DoctorRequest) async -> [DoctorFinding] { [] }
 
     public func write(_ write: DriverWrite, context: any DriverContext) async throws {
         throw HomeError.unsupportedOperation(

@@ -19,7 +19,9 @@ public enum HearthPluginABI {
     ///
     /// 2: `DriverPlugin.configurationType` (the plugin's configuration schema).
     /// 3: `DriverContext.count(_:by:)` (plugin counters served at `/metrics`).
-    @inlinable public static var version: UInt32 { 3 }
+    /// 4: `DriverPlugin.doctor(_:)` (a plugin's own `hearth doctor` checks) and
+    ///    `DriverContext.reportHealth(_:)` (plugin health in `GET /plugins` and `/readyz`).
+    @inlinable public static var version: UInt32 { 4 }
 
     /// The Swift compiler the plugin was built with; Swift has no stable ABI between compiler
     /// releases for non-resilient libraries, so plugins must match the host's compiler.

@@ -30,6 +30,7 @@ public final class TestHost: DriverContext, Sendable {
         case connectivity(ConnectivityState, device: String?)
         case logged(LogLevel, String, device: String?)
         case counted(String, by: Int)
+        case health(PluginHealth)
     }
 
     struct State {
@@ -39,6 +40,7 @@ public final class TestHost: DriverContext, Sendable {
         var events: [EventReport] = []
         var logs: [(LogLevel, String)] = []
         var counts: [String: Int] = [:]
+        var health: [PluginHealth] = []
         var waiters: [(id: Int, continuation: AsyncStream<Happening>.Continuation)] = []
         var nextWaiter = 0
     }
@@ -109,6 +111,10 @@ public final class TestHost: DriverContext, Sendable {
 
     public func count(_ name: String, by amount: Int) {
         record(.counted(name, by: amount)) { s in s.counts[name, default: 0] += amount }
+    }
+
+    public func reportHealth(_ health: PluginHealth) {
+        record(.health(health)) { s in s.health.append(health) }
     }
 
     // MARK: Driving the plugin
@@ -182,6 +188,10 @@ public final class TestHost: DriverContext, Sendable {
     public var logLines: [String] { state.withLock { $0.logs.map { "\($0.0): \($0.1)" } } }
     /// What the plugin has added to its counter `name` (``DriverContext/count(_:by:)``).
     public func counted(_ name: String) -> Int { state.withLock { $0.counts[name] ?? 0 } }
+    /// What the plugin last said with `reportHealth` (nil before its first report).
+    public var health: PluginHealth? { state.withLock { $0.health.last } }
+    /// Every health report, in order.
+    public var healthReports: [PluginHealth] { state.withLock { $0.health } }
 
     /// Waits until `condition` holds, checking after every happening.
     public func wait(until condition: @Sendable (TestHost) -> Bool) async {
