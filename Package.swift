@@ -121,6 +121,7 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
+                "MQTTExport",
                 // `hearthd doctor` reads the GPIO plugin's configuration and asks the chips about its lines.
                 "GPIOKit",
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -305,6 +306,21 @@ let package = Package(
         .testTarget(
             name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "MQTTFuzz", "HomeCore", "PluginHost", "TestSupport", pluginKit, logging],
             exclude: ["Fixtures"], swiftSettings: settings),
+        // MQTT export (issue 19): Home Assistant discovery out, commands in, over libmosquitto.
+        .target(
+            name: "MQTTExport",
+            dependencies: [
+                "HomeCore", pluginKit, "CMosquitto", logging, metrics,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
+            name: "MQTTExportTests",
+            dependencies: [
+                "MQTTExport", "HomeCore", "HearthConfiguration", "PluginHost", "TestSupport", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )

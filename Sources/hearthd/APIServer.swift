@@ -11,7 +11,7 @@ import Logging
 enum APIServer {
     static func make(
         _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [WirePlugin],
-        logger: Logger, recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
+        logger: Logger, recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil
     ) throws -> HearthServer {
         let fm = FileManager.default
         try fm.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -35,7 +35,7 @@ enum APIServer {
         return HearthServer(
             core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web, connections: settings.connectionLimits),
             pluginStatuses: pluginStatuses,
-            logger: Logger(label: "hearth.server"), recentLog: recentLog, metrics: metrics)
+            logger: Logger(label: "hearth.server"), recentLog: recentLog, metrics: metrics, exposure: exposure)
     }
 }
 
