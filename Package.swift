@@ -312,13 +312,15 @@ let package = Package(
             dependencies: [
                 "HomeCore", pluginKit, "CMosquitto", logging, metrics,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: settings),
         .testTarget(
             name: "MQTTExportTests",
             dependencies: [
-                "MQTTExport", "HomeCore", "HearthConfiguration", "PluginHost", "TestSupport", pluginKit, logging,
+                "MQTTExport", "HomeCore", "HearthConfiguration", "HearthClient", "HearthAPI", "PluginHost", "TestSupport", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: settings),
     ],

@@ -142,7 +142,7 @@ public struct ExportMapper: Sendable {
                 "unique_id": "\(topics.nodeID)_\(object)", "object_id": "\(topics.nodeID)_\(object)",
                 "device": deviceBlock, "origin": origin, "availability": availability, "availability_mode": "all",
             ]
-            c["name"] = name ?? NSNull()
+            c["name"] = name.map { $0 as Any } ?? NSNull()
             if component != "device_automation" { c["state_topic"] = topics.state(slug) }
             c.merge(extra) { $1 }
             configs.append(ExportedConfig(topic: topics.config(component, object), payload: Self.json(c)))
@@ -180,7 +180,7 @@ public struct ExportMapper: Sendable {
                 guard let t = traits[trait], !sensors.contains(key) else { return }
                 sensors.insert(key)
                 if let v = t[0x0000]?.intValue, let x = read(v) { state[key] = (x * 100).rounded() / 100 }
-                entity("sensor", key, nil, [
+                entity("sensor", key, key.prefix(1).uppercased() + key.dropFirst(), [
                     "device_class": deviceClass, "unit_of_measurement": unit, "state_class": "measurement",
                     "value_template": "{{ value_json.\(key) }}",
                 ])
@@ -204,14 +204,14 @@ public struct ExportMapper: Sendable {
                     // Matter: true = contact closed (a leak detector: true = leak). HA: ON = open / wet.
                     state[key] = (leak ? v : !v) ? "ON" : "OFF"
                 }
-                entity("binary_sensor", key, nil, [
+                entity("binary_sensor", key, leak ? "Leak" : "Contact", [
                     "device_class": leak ? "moisture" : "opening", "value_template": "{{ value_json.\(key) }}",
                     "payload_on": "ON", "payload_off": "OFF",
                 ])
             }
             if let o = traits[OccupancySensingTrait.identifier] {
                 if let v = o[OccupancySensingTrait.Attribute.occupancy]?.intValue { state["occupancy"] = v & 1 == 1 ? "ON" : "OFF" }
-                entity("binary_sensor", "occupancy", nil, [
+                entity("binary_sensor", "occupancy", "Occupancy", [
                     "device_class": "occupancy", "value_template": "{{ value_json.occupancy }}", "payload_on": "ON", "payload_off": "OFF",
                 ])
             }

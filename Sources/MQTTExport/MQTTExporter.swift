@@ -3,6 +3,7 @@ public import HomeCore
 public import HomeModel
 public import Logging
 public import ServiceLifecycle
+import HashTreeCollections
 import Synchronization
 
 /// Publishes the exposed devices as Home Assistant MQTT discovery, and takes commands from the
@@ -102,19 +103,18 @@ public final class MQTTExporter: Service, Sendable {
             throw error
         }
         logger.info("exporting to MQTT", metadata: ["broker": "\(configuration.host):\(configuration.port)", "prefix": "\(configuration.prefix)", "node": "\(configuration.nodeID)"])
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.readBroker(client) }
-            group.addTask { await self.followPolicy(client) }
-            group.addTask {
-                // Until shutdown, then say goodbye: the LWT covers crashes, this covers stops.
-                try? await gracefulShutdown()
-                _ = self.step(client) { $0.stopping() }
-                try? await Task.sleep(for: .milliseconds(200))
-                client.stop()
-                client.continuation.finish()
-                group.cancelAll()
+        // Until shutdown (or cancellation); then say goodbye: the LWT covers crashes, this
+        // covers stops (libmosquitto sends the queued "offline" before the DISCONNECT).
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.readBroker(client) }
+                group.addTask { await self.followPolicy(client) }
             }
         }
+        step(client) { $0.stopping() }
+        client.stop()
+        client.continuation.finish()
+        logger.info("MQTT export stopped")
     }
 
     /// Restarts the device subscriptions whenever the policy changes (the principal's grant follows it).

@@ -1,5 +1,6 @@
 import DriverAPI
 import Foundation
+import HashTreeCollections
 import HomeCore
 import HomeModel
 @testable import MQTTExport

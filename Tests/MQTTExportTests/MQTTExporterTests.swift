@@ -1,5 +1,6 @@
 import DriverAPI
 import Foundation
+import HashTreeCollections
 import HomeCore
 import HomeModel
 @testable import MQTTExport
@@ -10,15 +11,18 @@ import Testing
 /// A client that records every message it sees (the last payload per topic).
 final class Watcher: Sendable {
     let client: MosquittoClient
-    let seen = Mutex<[String: [UInt8]]>([:])
-    let all = Mutex<[(String, [UInt8])]>([])
+    /// The last payload per topic.
+    final class Seen: Sendable {
+        let m = Mutex<[String: [UInt8]]>([:])
+    }
+    let seen: Seen
     let task: Task<Void, Never>
 
     init(port: Int, subscribe patterns: [String]) async throws {
         let client = try MosquittoClient(.init(host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(6))"))
         self.client = client
-        let seen = self.seen
-        let all = self.all
+        let seen = Seen()
+        self.seen = seen
         let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
         task = Task {
             for await event in client.events {
@@ -27,8 +31,7 @@ final class Watcher: Sendable {
                     for p in patterns { client.subscribe(p) }
                     readyContinuation.yield()
                 case .message(let topic, let payload, _):
-                    seen.withLock { $0[topic] = payload }
-                    all.withLock { $0.append((topic, payload)) }
+                    seen.m.withLock { $0[topic] = payload }
                 case .disconnected: break
                 }
             }
@@ -46,13 +49,13 @@ final class Watcher: Sendable {
 
     /// Waits (bounded by the caller's `within`) until `check` holds for what was seen.
     func until(_ check: @escaping @Sendable ([String: [UInt8]]) -> Bool) async {
-        while !seen.withLock({ check($0) }) {
+        while !seen.m.withLock({ check($0) }) {
             if Task.isCancelled { return }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
-    func json(_ topic: String) -> [String: Any] { ExportFixtures.json(seen.withLock { $0[topic] } ?? []) }
+    func json(_ topic: String) -> [String: Any] { ExportFixtures.json(seen.m.withLock { $0[topic] } ?? []) }
 }
 
 @Suite(.serialized) struct MQTTExporterTests {
@@ -80,7 +83,7 @@ final class Watcher: Sendable {
             await watcher.until { $0[relayConfig] != nil && $0[stale] == [] && $0[self.topics.bridgeAvailability] == Array("online".utf8) }
         }
         #expect(watcher.json(relayConfig)["unique_id"] as? String == "hearth_a_\(relay)_onoff")
-        #expect(watcher.seen.withLock { $0.keys.contains { $0.contains("lock") } } == false, "the lock stays home")
+        #expect(watcher.seen.m.withLock { $0.keys.contains { $0.contains("lock") } } == false, "the lock stays home")
 
         // A command from the broker goes through the core to the hardware, and back as state.
         try await broker.mosquittoPub(topics.command(relay, "onoff"), "ON")

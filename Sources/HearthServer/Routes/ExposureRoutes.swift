@@ -1,5 +1,6 @@
 import HearthAPI
 import HomeCore
+import HashTreeCollections
 import HomeModel
 import Hummingbird
 import Logging
