@@ -58,10 +58,14 @@ public final class ExposureStateStore: ExposureStore {
     public func lastEdit() throws(HomeError) -> (by: String, at: Date)? {
         let door = self.door
         do {
-            return try writer.read { db in
-                try Row.fetchOne(db, sql: "SELECT updated_by, updated_at FROM exposure_policy WHERE door = ?", arguments: [door])
-                    .map { (by: $0["updated_by"], at: Date(timeIntervalSince1970: $0["updated_at"])) }
+            let row: (String, Double)? = try writer.read { db in
+                guard let row = try Row.fetchOne(db, sql: "SELECT updated_by, updated_at FROM exposure_policy WHERE door = ?", arguments: [door])
+                else { return nil }
+                let by: String = row["updated_by"]
+                let at: Double = row["updated_at"]
+                return (by, at)
             }
+            return row.map { (by: $0.0, at: Date(timeIntervalSince1970: $0.1)) }
         } catch {
             throw .internal("the exposure table could not be read: \(error)")
         }

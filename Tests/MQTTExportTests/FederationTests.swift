@@ -98,6 +98,47 @@ import Testing
         }
     }
 
+    /// A house with several Pis: each Hearth on its own broker, the brokers joined by
+    /// mosquitto's own bridge (`connection` in mosquitto.conf).
+    @Test func throughTwoBrokersJoinedByMosquittosBridge() async throws {
+        let garageBroker = try await MosquittoBroker()
+        defer { garageBroker.stop() }
+        let houseBroker = try await MosquittoBroker(extraConfig: """
+
+            connection garage
+            address 127.0.0.1:\(garageBroker.port)
+            topic homeassistant/# both 1
+            topic hearth/# both 1
+            cleansession true
+            restart_timeout 1
+
+            """)
+        defer { houseBroker.stop() }
+        let (coreA, driverA) = ExportFixtures.core()
+        coreA.setCommandHandler(FakeOutputs(context: driverA), for: "gpio")
+        let exporter = MQTTExporter(core: coreA, settings: try ExposureSettings(store: nil), configuration: .init(port: garageBroker.port, nodeID: "hearth_a"))
+        let runA = Task { try await exporter.run() }
+        let coreB = HomeCore()
+        let importB = try Self.importer(coreB, port: houseBroker.port, clientID: "hearth-b-import", ignore: ["hearth_b"])
+        defer { importB.cancel() }
+
+        let relay = try #require(try await within(30, "A's relay on B through the bridge") { await Self.discovered(coreB, named: "Relay") })
+        let homeB = coreB.home(for: .system)
+        try homeB.commission(relay.id, name: "Garage relay", structure: try homeB.createStructure(named: "House"))
+        _ = try await homeB.invoke(CommandRequest(device: relay.id, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
+        try await within(20, "B sees A's relay on") {
+            while coreB.state.devices[relay.id]?.type(OnOffPlugInUnitDeviceType.identifier)?.traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] != .bool(true) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        #expect(coreA.state.devices["gpio:relay"]?.types[0].traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == .bool(true))
+        runA.cancel()
+        _ = try? await runA.value
+        try await within(20, "B marks the relay offline") {
+            while coreB.state.devices[relay.id]?.sourceConnectivity.connectivityState != .offline { try await Task.sleep(for: .milliseconds(20)) }
+        }
+    }
+
     static func discoveredNames(_ core: HomeCore) async -> [String] {
         core.state.devices.values.filter { $0.commissioning == .discovered }.map(\.name)
     }
