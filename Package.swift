@@ -125,6 +125,7 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
+                "MQTTExport",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -317,6 +318,23 @@ let package = Package(
         .testTarget(
             name: "MQTTPluginTests", dependencies: ["MQTTPlugin", "MQTTFuzz", "HomeCore", "PluginHost", "TestSupport", pluginKit, driverTesting, logging],
             exclude: ["Fixtures"], swiftSettings: settings),
+        // MQTT export (issue 19): Home Assistant discovery out, commands in, over libmosquitto.
+        .target(
+            name: "MQTTExport",
+            dependencies: [
+                "HomeCore", pluginKit, "CMosquitto", logging, metrics,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
+            name: "MQTTExportTests",
+            dependencies: [
+                "MQTTExport", "HomeCore", "HearthConfiguration", "HearthClient", "HearthAPI", "PluginHost", "TestSupport", pluginKit, logging,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ],
+            swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )

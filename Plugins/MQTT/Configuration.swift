@@ -48,6 +48,9 @@ struct MQTTConfiguration: Decodable, Sendable {
     struct DiscoverySettings: Decodable, Sendable {
         var enabled: Bool?
         var prefix: String?
+        /// Node IDs (the `<node_id>` of `<prefix>/<component>/<node_id>/<object_id>/config`)
+        /// skipped: hearthd adds its own MQTT export's, so a Hearth never imports itself.
+        var ignoreNodes: [String]?
     }
 
     var broker: Broker?
@@ -73,6 +76,7 @@ struct MQTTConfiguration: Decodable, Sendable {
         var s = Registry.Settings()
         s.discoveryPrefix = (discovery?.enabled ?? true) ? (discovery?.prefix ?? "homeassistant") : nil
         s.maximumPayloadBytes = maximumPayloadBytes ?? 256 * 1024
+        s.ignoredNodes = Set(discovery?.ignoreNodes ?? [])
         return s
     }
 

@@ -22,6 +22,9 @@ struct Registry {
 
     struct Settings: Sendable {
         var discoveryPrefix: String? = "homeassistant"
+        /// Node IDs whose discovery configs are skipped: this Hearth's own MQTT export, so it
+        /// never imports its own devices (`discovery.ignoreNodes`).
+        var ignoredNodes: Set<String> = []
         /// Payloads larger than this are refused (counted, logged once per entity).
         var maximumPayloadBytes = 256 * 1024
         /// Discovered entities and devices beyond these are refused (counted, logged): MQTT input
@@ -212,6 +215,7 @@ struct Registry {
     /// Handles a message from the broker.
     mutating func receive(_ message: Message) -> [Effect] {
         if let prefix = settings.discoveryPrefix, let topic = Discovery.parseTopic(message.topic, prefix: prefix) {
+            if let node = topic.nodeID, settings.ignoredNodes.contains(node) { return [] }
             return discovery(topic, message)
         }
         let keys = routedKeys(message.topic)

@@ -50,8 +50,10 @@ public struct HearthConfig: Sendable {
     public var plugins: Plugins
     public var server: Server?
     public var metrics = Metrics()
+    /// `exposure:`: which devices leave the house and through which doors (off by default).
+    public var exposure = Exposure()
 
-    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics"]
+    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics", "exposure"]
 
     /// Reads and checks the file.
     ///
@@ -218,9 +220,11 @@ public struct HearthConfig: Sendable {
                 sections[key] = PluginConfiguration(value: .object(section), file: file, keyPath: prefix, lines: sectionLines)
             }
         }
-        return HearthConfig(
+        var config = HearthConfig(
             file: file, logLevel: logLevel, logFormat: logFormat, strictOperationValidation: strict, database: database,
             lastSeenInterval: lastSeenInterval, plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server, metrics: metrics)
+        if let e = top["exposure"] { config.exposure = try Exposure.parse(e, problem: problem) }
+        return config
     }
 
     /// `127.0.0.1:8080`, `[::1]:8080`, `localhost:80` → host and port.

@@ -63,6 +63,8 @@ public struct HearthServer: Service {
     let recentLog: RecentLog?
     /// Renders the Prometheus metrics for `GET /metrics` (admins only); nil: no such route.
     let metrics: (@Sendable () -> [UInt8])?
+    /// What leaves the house (`/exposure`); nil: the routes answer 404.
+    let exposure: ExposureSettings?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
 
@@ -85,8 +87,9 @@ public struct HearthServer: Service {
         pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
-        recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
+        recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil
     ) {
+        self.exposure = exposure
         self.core = core
         self.access = access
         self.configuration = configuration

@@ -12,7 +12,7 @@ import PluginHost
 enum APIServer {
     static func make(
         _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [WirePlugin],
-        logger: Logger, recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil
+        logger: Logger, recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil
     ) throws -> HearthServer {
         let fm = FileManager.default
         try fm.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -37,7 +37,7 @@ enum APIServer {
             core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web, connections: settings.connectionLimits),
             pluginStatuses: pluginStatuses,
             logger: Logger(label: "hearth.server"), onListening: { _ in InheritedDescriptors.markCloseOnExec() }, recentLog: recentLog,
-            metrics: metrics)
+            metrics: metrics, exposure: exposure)
     }
 }
 

@@ -95,7 +95,10 @@ struct Hearthd: AsyncParsableCommand {
         let lock: DatabaseLock?
         do {
             lock = check ? nil : try DatabaseLock(database: databasePath, holder: "hearthd")
-            database = try HearthDatabase(path: databasePath, extraMigrations: AccessStore.registerMigrations(in:))
+            database = try HearthDatabase(path: databasePath) { migrator in
+                AccessStore.registerMigrations(in: &migrator)
+                ExposureStateStore.registerMigrations(in: &migrator)
+            }
         } catch {
             logger.critical("cannot open the database: \(error.message)")
             throw ExitCode(74)  // EX_IOERR
@@ -124,7 +127,7 @@ struct Hearthd: AsyncParsableCommand {
         let directories = !pluginDirectories.isEmpty ? pluginDirectories
             : settings.plugins.directories.isEmpty ? Self.defaultPluginDirectories() : settings.plugins.directories
         let plan = PluginSetup.plan(
-            directories: directories, sections: settings.plugins.sections, disabled: settings.plugins.disabled, core: core,
+            directories: directories, sections: ExposureSetup.pluginSections(settings.plugins.sections, exposure: settings.exposure), disabled: settings.plugins.disabled, core: core,
             clock: ContinuousClock(), includeTestFixtures: includeTestFixtures, logger: Logger(label: "hearth.plugin"))
         // `plan.registry.statusProvider` lists every plugin, refused ones included (`hearth plugins`).
         var services: [any Service] = plan.services
@@ -170,11 +173,14 @@ struct Hearthd: AsyncParsableCommand {
             services.append(
                 RestoreService(restorer: OutputRestorer(core: core, plan: restorePlan, logger: Logger(label: "hearth.restore"))))
         }
+        // What leaves the house (`exposure:`): the shared policy, then each door that is on.
+        let exposure = try ExposureSetup.settings(settings.exposure, database: database, core: core, logger: logger)
+        services += ExposureSetup.services(settings.exposure, settings: exposure, core: core)
         if let server = settings.server {
             services.append(
                 try APIServer.make(
                     server, database: database, core: core, pluginStatuses: { plan.registry.statuses().map(\.wire) }, logger: logger,
-                    recentLog: recentLog, metrics: renderMetrics))
+                    recentLog: recentLog, metrics: renderMetrics, exposure: exposure))
         }
         if let renderMetrics, let host = settings.metrics.host, let port = settings.metrics.port {
             // Once bound, the listener is close-on-exec (see `InheritedDescriptors`), like the API's.

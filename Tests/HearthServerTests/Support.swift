@@ -74,7 +74,7 @@ struct TestHome {
         strict: Bool = true, configuration: HearthServer.Configuration = .init(host: "127.0.0.1", port: 0),
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
-        recentLog: RecentLog? = nil, _ body: (TestHome) async throws -> T
+        recentLog: RecentLog? = nil, exposure: ExposureSettings? = nil, _ body: (TestHome) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -99,7 +99,7 @@ struct TestHome {
         let server = HearthServer(
             core: core, access: access, configuration: configuration, pluginStatuses: pluginStatuses, loginLimiter: loginLimiter,
             setupLimiter: setupLimiter, appRequestLimiter: appRequestLimiter, logger: quiet,
-            onListening: { port in portContinuation.yield(port) }, recentLog: recentLog)
+            onListening: { port in portContinuation.yield(port) }, recentLog: recentLog, exposure: exposure)
         let task = Task { try await server.run() }
         defer { task.cancel() }
         var iterator = ports.makeAsyncIterator()

@@ -33,8 +33,9 @@ public final class MosquittoBroker: Sendable {
     ///   - port: the port to listen on; nil picks a free one.
     ///   - tls: listen with TLS, with a server certificate for 127.0.0.1 signed by ``caFile``.
     ///   - users: user names and passwords; empty lets anonymous clients in, else only these.
+    ///   - extraConfig: more mosquitto.conf lines (a `connection` bridge to another broker).
     /// - Throws: ``BrokerError`` when mosquitto is missing or does not start.
-    public init(port: Int? = nil, tls: Bool = false, users: [String: String] = [:]) async throws {
+    public init(port: Int? = nil, tls: Bool = false, users: [String: String] = [:], extraConfig: String = "") async throws {
         self.port = try port ?? Self.freeLoopbackPort()
         self.tls = tls
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-mosquitto-\(UUID().uuidString.prefix(8))")
@@ -71,6 +72,7 @@ public final class MosquittoBroker: Sendable {
 
                 """
         }
+        config += extraConfig
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         try await launch()
     }

@@ -9,6 +9,7 @@ import { renderLayout } from "/web/layout.js";
 import { renderAccess } from "/web/access.js";
 import { renderPlugins } from "/web/plugins.js";
 import { renderEvents } from "/web/events.js";
+import { renderExposure } from "/web/exposure.js";
 
 // ---------- sign in ----------
 function signedOut(message) {
@@ -68,7 +69,7 @@ $("#signout").addEventListener("click", async () => {
 });
 
 // ---------- views ----------
-const views = ["signin", "home", "discovered", "layout", "access", "plugins", "events"];
+const views = ["signin", "home", "discovered", "layout", "access", "exposure", "plugins", "events"];
 function currentView() { return views.find((v) => !document.getElementById(v).hidden); }
 function show(view) {
   for (const v of views) document.getElementById(v).hidden = v !== view;
@@ -80,7 +81,7 @@ function route() {
   let view = location.hash.slice(1) || "home";
   if (!views.includes(view) || view === "signin") view = "home";
   show(view);
-  ({ home: renderHome, discovered: renderDiscovered, layout: renderLayout, access: renderAccess, plugins: renderPlugins, events: renderEvents })[view]();
+  ({ home: renderHome, discovered: renderDiscovered, layout: renderLayout, access: renderAccess, exposure: renderExposure, plugins: renderPlugins, events: renderEvents })[view]();
 }
 window.addEventListener("hashchange", route);
 

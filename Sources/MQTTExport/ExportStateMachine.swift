@@ -1,0 +1,186 @@
+public import HomeCore
+public import HomeModel
+import Foundation
+
+/// The exporter's logic as a pure state machine: every input returns the effects to carry out
+/// (publish, subscribe, send a command, refuse), which the owner does after releasing its lock.
+/// Tested without a broker or a core.
+public struct ExportStateMachine: Sendable {
+    public enum Effect: Sendable, Equatable {
+        case publish(topic: String, payload: [UInt8], retain: Bool)
+        case subscribe(String)
+        /// A command from a command topic, to send through the core as the exporter.
+        case invoke(CommandRequest)
+        /// A command payload or topic that was refused (counted and logged, never sent).
+        case refused(topic: String, reason: String)
+    }
+
+    public let mapper: ExportMapper
+    var topics: ExportTopics { mapper.topics }
+    /// What is exported now, by device.
+    public private(set) var exported: [DeviceID: ExportedDevice] = [:]
+    var bySlug: [String: DeviceID] = [:]
+    /// Every config topic this node stands behind (the bridge's too).
+    public private(set) var configTopics: Set<String> = []
+    public private(set) var connected = false
+    /// Whether the device set was received once (stale configs are only cleaned after it).
+    public private(set) var hasDevices = false
+    /// Refused command payloads, counted.
+    public private(set) var refusedCount = 0
+
+    public init(mapper: ExportMapper) {
+        self.mapper = mapper
+        configTopics = [mapper.bridgeConfig().topic]
+    }
+
+    static let online = Array("online".utf8)
+    static let offline = Array("offline".utf8)
+
+    /// The set of exported devices changed (already filtered by the exposure policy).
+    public mutating func devices(_ devices: [DeviceSnapshot]) -> [Effect] {
+        var next: [DeviceID: ExportedDevice] = [:]
+        for d in devices {
+            let e = mapper.export(d)
+            if !e.configs.isEmpty { next[d.id] = e }
+        }
+        var effects: [Effect] = []
+        for (id, old) in exported where next[id] == nil {
+            effects += removal(old)
+        }
+        for (id, new) in next.sorted(by: { $0.key < $1.key }) {
+            effects += change(from: exported[id], to: new)
+        }
+        exported = next
+        bySlug = Dictionary(next.values.map { ($0.slug, $0.id) }, uniquingKeysWith: { a, _ in a })
+        configTopics = Set(next.values.flatMap { $0.configs.map(\.topic) }).union([mapper.bridgeConfig().topic])
+        hasDevices = true
+        return connected ? effects : []
+    }
+
+    /// One device's state or connectivity changed (a device not exported is ignored).
+    public mutating func updated(_ device: DeviceSnapshot) -> [Effect] {
+        guard let old = exported[device.id] else { return [] }
+        let new = mapper.export(device)
+        guard !new.configs.isEmpty else { return [] }
+        exported[device.id] = new
+        // A change of shape (types, name) is handled by devices(_:); here only state and availability.
+        var effects: [Effect] = []
+        if new.state != old.state { effects.append(.publish(topic: topics.state(new.slug), payload: new.state, retain: true)) }
+        if new.online != old.online { effects.append(availability(new)) }
+        if new.configs != old.configs {
+            for c in new.configs where !old.configs.contains(c) { effects.append(.publish(topic: c.topic, payload: c.payload, retain: true)) }
+        }
+        return connected ? effects : []
+    }
+
+    /// A button press or other event of an exported device.
+    public func event(_ event: DeviceEvent) -> [Effect] {
+        guard connected, let e = exported[event.device], let action = ExportMapper.action(for: event) else { return [] }
+        return [.publish(topic: topics.action(e.slug), payload: Array(action.utf8), retain: false)]
+    }
+
+    /// The broker accepted the connection (again): announce the bridge, publish everything,
+    /// then subscribe (so retained stale configs arrive after ours are in place).
+    public mutating func connectedToBroker() -> [Effect] {
+        connected = true
+        var effects: [Effect] = [.publish(topic: topics.bridgeAvailability, payload: Self.online, retain: true)]
+        effects += everything()
+        effects += [.subscribe(topics.haStatus), .subscribe(topics.commands), .subscribe(topics.ownConfigs)]
+        return effects
+    }
+
+    public mutating func disconnected() { connected = false }
+
+    /// A message on a subscribed topic.
+    public mutating func message(topic: String, payload: [UInt8], retained: Bool) -> [Effect] {
+        if topic == topics.haStatus {
+            return payload == Self.online && connected ? everything() : []
+        }
+        if topic.hasSuffix("/config") {
+            // Our own namespace: a config we do not stand behind is stale (a device removed
+            // while we were away); clear it. Empty payloads are the clearing itself.
+            guard hasDevices, !payload.isEmpty, !configTopics.contains(topic) else { return [] }
+            return [.publish(topic: topic, payload: [], retain: true)]
+        }
+        if let (slug, what) = topics.parseCommand(topic) {
+            return command(topic: topic, slug: slug, what: what, payload: payload)
+        }
+        return []
+    }
+
+    mutating func command(topic: String, slug: String, what: String, payload: [UInt8]) -> [Effect] {
+        func refuse(_ reason: String) -> [Effect] {
+            refusedCount += 1
+            return [.refused(topic: topic, reason: reason)]
+        }
+        if retainedCommandGuard(payload) { return refuse("empty payload") }
+        guard payload.count <= 64 else { return refuse("payload of \(payload.count) bytes is too long for a command") }
+        guard let text = String(validating: payload, as: UTF8.self)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
+            return refuse("payload is not UTF-8")
+        }
+        guard let id = bySlug[slug], let device = exported[id] else { return refuse("no exported device '\(slug.prefix(80))'") }
+        switch what {
+        case "onoff":
+            guard let type = device.onOffType else { return refuse("\(id) has no On/Off") }
+            let command: CommandID
+            switch text.uppercased() {
+            case "ON": command = OnOffTrait.Command.on
+            case "OFF": command = OnOffTrait.Command.off
+            case "TOGGLE": command = OnOffTrait.Command.toggle
+            default: return refuse("'\(text.prefix(40))' is not ON, OFF or TOGGLE")
+            }
+            return [.invoke(CommandRequest(device: id, deviceType: type, trait: OnOffTrait.identifier, command: command))]
+        case "brightness":
+            guard let type = device.levelType else { return refuse("\(id) has no brightness") }
+            guard let value = Int(text), (0...255).contains(value) else { return refuse("'\(text.prefix(40))' is not a brightness from 0 to 255") }
+            if value == 0 {
+                return [.invoke(CommandRequest(device: id, deviceType: type, trait: OnOffTrait.identifier, command: OnOffTrait.Command.off))]
+            }
+            let level = max(1, Units.level(brightness: UInt8(value)))
+            return [.invoke(CommandRequest(
+                device: id, deviceType: type, trait: LevelControlTrait.identifier, command: LevelControlTrait.Command.moveToLevelWithOnOff,
+                arguments: ["Level": .int(Int64(level)), "TransitionTime": .null, "OptionsMask": .int(0), "OptionsOverride": .int(0)]))]
+        default:
+            return refuse("unknown command topic '\(what.prefix(40))'")
+        }
+    }
+
+    func retainedCommandGuard(_ payload: [UInt8]) -> Bool { payload.isEmpty }
+
+    /// The exporter is stopping: clear nothing (configs stay so HA keeps the devices), say offline.
+    public func stopping() -> [Effect] {
+        connected ? [.publish(topic: topics.bridgeAvailability, payload: Self.offline, retain: true)] : []
+    }
+
+    func everything() -> [Effect] {
+        let bridge = mapper.bridgeConfig()
+        var effects: [Effect] = [.publish(topic: bridge.topic, payload: bridge.payload, retain: true)]
+        for (_, e) in exported.sorted(by: { $0.key < $1.key }) { effects += change(from: nil, to: e) }
+        return effects
+    }
+
+    func change(from old: ExportedDevice?, to new: ExportedDevice) -> [Effect] {
+        var effects: [Effect] = []
+        let oldConfigs = Dictionary((old?.configs ?? []).map { ($0.topic, $0.payload) }, uniquingKeysWith: { a, _ in a })
+        for c in new.configs where oldConfigs[c.topic] != c.payload {
+            effects.append(.publish(topic: c.topic, payload: c.payload, retain: true))
+        }
+        let newTopics = Set(new.configs.map(\.topic))
+        for t in oldConfigs.keys.sorted() where !newTopics.contains(t) { effects.append(.publish(topic: t, payload: [], retain: true)) }
+        if old?.online != new.online { effects.append(availability(new)) }
+        if old?.state != new.state { effects.append(.publish(topic: topics.state(new.slug), payload: new.state, retain: true)) }
+        return effects
+    }
+
+    func availability(_ e: ExportedDevice) -> Effect {
+        .publish(topic: topics.availability(e.slug), payload: e.online ? Self.online : Self.offline, retain: true)
+    }
+
+    /// A device that leaves: its configs, state and availability are cleared (empty retained).
+    func removal(_ e: ExportedDevice) -> [Effect] {
+        e.configs.map { .publish(topic: $0.topic, payload: [], retain: true) } + [
+            .publish(topic: topics.state(e.slug), payload: [], retain: true),
+            .publish(topic: topics.availability(e.slug), payload: [], retain: true),
+        ]
+    }
+}

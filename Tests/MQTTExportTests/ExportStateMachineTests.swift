@@ -1,0 +1,229 @@
+import DriverAPI
+import Foundation
+import HashTreeCollections
+import HomeCore
+import HomeModel
+@testable import MQTTExport
+import Testing
+
+@Suite struct ExportStateMachineTests {
+    let topics = ExportFixtures.topics
+
+    func machine() -> (ExportStateMachine, [DeviceSnapshot]) {
+        let (core, _) = ExportFixtures.core()
+        let devices = ExportPolicyHelper.exposed(core)
+        var m = ExportStateMachine(mapper: ExportMapper(topics: topics))
+        #expect(m.devices(devices).isEmpty, "nothing goes out before the broker connects")
+        return (m, devices)
+    }
+
+    func published(_ effects: [ExportStateMachine.Effect]) -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        for case .publish(let t, let p, let retain) in effects {
+            if t.hasSuffix("/config") || t.hasSuffix("/state") || t.hasSuffix("/availability") { #expect(retain, "\(t) is retained") }
+            out[t] = p
+        }
+        return out
+    }
+
+    @Test func connectingPublishesEveryConfigThenSubscribes() throws {
+        var (m, _) = machine()
+        let effects = m.connectedToBroker()
+        guard case .publish(let first, let online, true) = effects.first else { Issue.record("first effect: \(effects.first.debugDescription)"); return }
+        #expect(first == topics.bridgeAvailability && online == Array("online".utf8))
+        let subs = effects.compactMap { if case .subscribe(let s) = $0 { s } else { nil } }
+        #expect(subs == ["homeassistant/status", "hearth/hearth_a/+/+/set", "homeassistant/+/hearth_a/+/config"])
+        let lastPublish = effects.lastIndex { if case .publish = $0 { true } else { false } }!
+        let firstSubscribe = effects.firstIndex { if case .subscribe = $0 { true } else { false } }!
+        #expect(lastPublish < firstSubscribe)
+
+        let out = published(effects)
+        let relaySlug = ExportTopics.slug("gpio:relay")
+        let relay = ExportFixtures.json(try #require(out[topics.config("switch", "\(relaySlug)_onoff")]))
+        #expect(relay["unique_id"] as? String == "hearth_a_\(relaySlug)_onoff")
+        #expect(relay["command_topic"] as? String == "hearth/hearth_a/\(relaySlug)/onoff/set")
+        let device = try #require(relay["device"] as? [String: Any])
+        #expect(device["identifiers"] as? [String] == ["hearth_a_\(relaySlug)"])
+        #expect(device["via_device"] as? String == "hearth_a")
+        #expect(device["manufacturer"] as? String == "Acme")
+        #expect(device["model"] as? String == "R1")
+        #expect(device["serial_number"] as? String == "gpio:relay")
+        #expect(device["name"] as? String == "Relay")
+        let availability = try #require(relay["availability"] as? [[String: Any]])
+        #expect(availability.compactMap { $0["topic"] as? String } == [topics.bridgeAvailability, topics.availability(relaySlug)])
+        #expect(relay["availability_mode"] as? String == "all")
+        // The lock is sensitive: it stays home under the default policy.
+        #expect(!out.keys.contains { $0.contains("lock") })
+        // The bridge itself, for via_device.
+        #expect(out[topics.config("binary_sensor", "hearth_a_bridge_connection")] != nil)
+    }
+
+    @Test func stateIsJSONInHomeAssistantUnits() throws {
+        var (m, _) = machine()
+        let out = published(m.connectedToBroker())
+        let thermo = ExportFixtures.json(try #require(out[topics.state(ExportTopics.slug("gpio:thermo"))]))
+        #expect(thermo["temperature"] as? Double == 21.5)
+        #expect(thermo["humidity"] as? Double == 43.5)
+        let lamp = ExportFixtures.json(try #require(out[topics.state(ExportTopics.slug("gpio:lamp"))]))
+        #expect(lamp["brightness"] as? Int == 255)
+        #expect(lamp["state"] as? String == "ON")
+        let t = ExportFixtures.json(try #require(out[topics.config("sensor", "\(ExportTopics.slug("gpio:thermo"))_temperature")]))
+        #expect(t["unit_of_measurement"] as? String == "°C")
+        #expect(t["device_class"] as? String == "temperature")
+        #expect(t["value_template"] as? String == "{{ value_json.temperature }}")
+        let h = ExportFixtures.json(try #require(out[topics.config("sensor", "\(ExportTopics.slug("gpio:thermo"))_humidity")]))
+        #expect(h["unit_of_measurement"] as? String == "%")
+        let l = ExportFixtures.json(try #require(out[topics.config("light", "\(ExportTopics.slug("gpio:lamp"))_light")]))
+        #expect(l["brightness_scale"] as? Int == 255)
+    }
+
+    @Test func buttonsGetDeviceTriggersAndEventsGoToTheActionTopic() throws {
+        var (m, _) = machine()
+        let out = published(m.connectedToBroker())
+        let slug = ExportTopics.slug("gpio:button")
+        let trigger = ExportFixtures.json(try #require(out[topics.config("device_automation", "\(slug)_button_1_short_press")]))
+        #expect(trigger["automation_type"] as? String == "trigger")
+        #expect(trigger["type"] as? String == "button_short_press")
+        #expect(trigger["subtype"] as? String == "button_1")
+        #expect(trigger["topic"] as? String == topics.action(slug))
+        let press = DeviceEvent(
+            device: "gpio:button", deviceType: GenericSwitchDeviceType.identifier, trait: SwitchTrait.identifier, event: SwitchTrait.Event.shortRelease,
+            fields: ["PreviousPosition": 1], timestampNanoseconds: 0)
+        #expect(m.event(press) == [.publish(topic: topics.action(slug), payload: Array("button_1_short_press".utf8), retain: false)])
+    }
+
+    @Test func aDeviceThatLeavesHasItsConfigsCleared() {
+        var (m, devices) = machine()
+        _ = m.connectedToBroker()
+        let remaining = devices.filter { $0.id != "gpio:relay" }
+        let effects = m.devices(remaining)
+        let slug = ExportTopics.slug("gpio:relay")
+        #expect(effects.contains(.publish(topic: topics.config("switch", "\(slug)_onoff"), payload: [], retain: true)))
+        #expect(effects.contains(.publish(topic: topics.state(slug), payload: [], retain: true)))
+        #expect(effects.allSatisfy { if case .publish(let t, let p, _) = $0 { p.isEmpty && t.contains(slug) } else { false } })
+        // Unchanged devices publish nothing again.
+        #expect(m.devices(remaining).isEmpty)
+    }
+
+    @Test func staleRetainedConfigsInOurNamespaceAreCleared() {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        let stale = topics.config("switch", "gpio_gone_onoff")
+        #expect(m.message(topic: stale, payload: Array("{}".utf8), retained: true) == [.publish(topic: stale, payload: [], retain: true)])
+        #expect(m.message(topic: stale, payload: [], retained: true).isEmpty, "the clearing itself is not cleared again")
+        let ours = topics.config("switch", "\(ExportTopics.slug("gpio:relay"))_onoff")
+        #expect(m.message(topic: ours, payload: Array("{}".utf8), retained: true).isEmpty)
+        // Before the device set is known nothing is cleared.
+        var fresh = ExportStateMachine(mapper: ExportMapper(topics: topics))
+        _ = fresh.connectedToBroker()
+        #expect(fresh.message(topic: stale, payload: Array("{}".utf8), retained: true).isEmpty)
+    }
+
+    @Test func homeAssistantsBirthRepublishesEverything() {
+        var (m, _) = machine()
+        let first = m.connectedToBroker().filter { if case .publish(let t, _, _) = $0 { t.hasSuffix("/config") } else { false } }
+        let again = m.message(topic: "homeassistant/status", payload: Array("online".utf8), retained: false)
+        #expect(Set(again.compactMap { if case .publish(let t, _, _) = $0, t.hasSuffix("/config") { t } else { nil } })
+            == Set(first.compactMap { if case .publish(let t, _, _) = $0 { t } else { nil } }))
+        #expect(m.message(topic: "homeassistant/status", payload: Array("offline".utf8), retained: false).isEmpty)
+    }
+
+    @Test(arguments: [("ON", OnOffTrait.Command.on), ("off", OnOffTrait.Command.off), (" TOGGLE\n", OnOffTrait.Command.toggle)])
+    func onOffCommandsBecomeCoreCommands(payload: String, command: CommandID) {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        let effects = m.message(topic: topics.command(ExportTopics.slug("gpio:relay"), "onoff"), payload: Array(payload.utf8), retained: false)
+        #expect(effects == [.invoke(CommandRequest(device: "gpio:relay", deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: command))])
+    }
+
+    @Test func brightnessCommandsScaleTo254() {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        let effects = m.message(topic: topics.command(ExportTopics.slug("gpio:lamp"), "brightness"), payload: Array("255".utf8), retained: false)
+        guard case .invoke(let r)? = effects.first else { Issue.record("\(effects)"); return }
+        #expect(r.trait == LevelControlTrait.identifier && r.arguments["Level"] == .int(254))
+    }
+
+    @Test(arguments: [
+        ("onoff", "MAYBE"), ("onoff", ""), ("brightness", "256"), ("brightness", "-1"), ("brightness", "12.5"), ("colour", "red"),
+    ])
+    func badPayloadsAreRefusedAndCounted(what: String, payload: String) {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        let slug = ExportTopics.slug(what == "brightness" ? "gpio:lamp" : "gpio:relay")
+        let effects = m.message(topic: topics.command(slug, what), payload: Array(payload.utf8), retained: false)
+        #expect(effects.count == 1)
+        if case .refused = effects.first {} else { Issue.record("not refused: \(effects)") }
+        #expect(m.refusedCount == 1)
+    }
+
+    @Test func commandsForDevicesNotExportedAreRefused() {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        let effects = m.message(topic: topics.command("gpio_lock_xxxx", "onoff"), payload: Array("ON".utf8), retained: false)
+        if case .refused = effects.first {} else { Issue.record("not refused: \(effects)") }
+    }
+
+    /// Hostile payloads and topics: thousands of random ones (seeded, so a failure repeats).
+    /// None crashes, none but a well-formed command becomes a command, every other command-topic
+    /// message is refused and counted.
+    @Test func hostilePayloadsNeverCrashAndNeverSlipThrough() {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        var rng = SplitMix(seed: 0x5EED_0019)
+        let slugs = [ExportTopics.slug("gpio:relay"), ExportTopics.slug("gpio:lamp"), "nope", "", "+", "#", String(repeating: "a", count: 300)]
+        let whats = ["onoff", "brightness", "set", "", "onoff/set", "\u{0}"]
+        let valid: Set<String> = ["ON", "OFF", "TOGGLE"]
+        var commandTopicMessages = 0
+        var invokes = 0
+        for _ in 0..<5000 {
+            let length = Int(rng.next() % 80)
+            var payload = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            if rng.next() % 4 == 0 { payload = Array(["ON", "off", "255", "0", "1e9", "-0", "NaN", "ON\u{0}", "{\"state\":\"ON\"}"][Int(rng.next() % 9)].utf8) }
+            let slug = slugs[Int(rng.next() % UInt64(slugs.count))]
+            let what = whats[Int(rng.next() % UInt64(whats.count))]
+            let topic = "hearth/hearth_a/\(slug)/\(what)/set"
+            let isCommandTopic = topics.parseCommand(topic) != nil
+            let before = m.refusedCount
+            let effects = m.message(topic: topic, payload: payload, retained: rng.next() % 2 == 0)
+            if isCommandTopic {
+                commandTopicMessages += 1
+                #expect(effects.count == 1)
+                if case .invoke(let r)? = effects.first {
+                    invokes += 1
+                    let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    if r.trait == OnOffTrait.identifier && what == "onoff" {
+                        #expect(valid.contains(text.uppercased()))
+                    } else {
+                        #expect(Int(text).map { (0...255).contains($0) } == true)
+                    }
+                    #expect(m.refusedCount == before)
+                } else {
+                    #expect(m.refusedCount == before + 1)
+                }
+            } else {
+                #expect(effects.isEmpty)
+            }
+        }
+        #expect(commandTopicMessages > 500 && invokes > 10, "the generator reaches both sides (\(commandTopicMessages), \(invokes))")
+    }
+}
+
+/// A small seeded generator (SplitMix64).
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+enum ExportPolicyHelper {
+    static func exposed(_ core: HomeCore, policy: ExposurePolicy = .default) -> [DeviceSnapshot] {
+        core.state.devices.values.compactMap { policy.view(of: $0, catalog: core.catalog) }.sorted { $0.id < $1.id }
+    }
+}
