@@ -253,7 +253,7 @@ let package = Package(
             name: "MatterProtocolFuzz",
             dependencies: ["MatterMessaging", "MatterSecurity", "MatterTLV", "MatterTLVFuzz"],
             swiftSettings: settings),
-        .executableTarget(name: "matter-protocol-fuzz", dependencies: ["MatterProtocolFuzz"], swiftSettings: settings),
+        .executableTarget(name: "matter-protocol-fuzz", dependencies: ["MatterProtocolFuzz", "MatterTLVFuzz"], swiftSettings: settings),
         // Prints message encrypt+decrypt and TLV throughput (docs/BENCHMARKS.md).
         .executableTarget(name: "matter-bench", dependencies: ["MatterTLV", "MatterMessaging"], swiftSettings: settings),
         // A PASE responder on UDP for the real CHIP controller (scripts/test-matter-controller).

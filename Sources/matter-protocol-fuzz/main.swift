@@ -2,22 +2,13 @@
 // CASE message decoders and state machines: `matter-protocol-fuzz [--count N] [--seed S]`.
 // Exits 1 if any input took too long (a crash ends the process before the report).
 import MatterProtocolFuzz
+import MatterTLVFuzz
 #if canImport(Glibc)
 import Glibc
 #endif
 
-var count = 1_000_000
-var seed: UInt64 = 0x4D61_7474_6572
-var arguments = CommandLine.arguments.dropFirst()
-while let flag = arguments.popFirst() {
-    switch flag {
-    case "--count": count = Int(arguments.popFirst() ?? "") ?? count
-    case "--seed": seed = UInt64(arguments.popFirst() ?? "") ?? seed
-    default:
-        print("usage: matter-protocol-fuzz [--count N] [--seed S]")
-        exit(2)
-    }
-}
+let options = FuzzCommandLine(tool: "matter-protocol-fuzz")
+let count = options.count, seed = options.seed
 
 let clock = ContinuousClock()
 let start = clock.now

@@ -163,6 +163,28 @@ struct HandshakeEndpoint {
     }
 }
 
+/// Delivers the next datagram that arrives at `endpoint` to `machine` and carries out its
+/// effects (replies go to `peerPort`). Returns the session when it is established, or why not.
+func step<M: HandshakeStateMachine>(
+    _ machine: inout M, at endpoint: inout HandshakeEndpoint, replyTo peerPort: UInt16, exchangeID: UInt16, _ role: String
+) -> Result<EstablishedSession?, HandshakeFailure> {
+    guard let (opcode, payload, _) = endpoint.receive() else { return .failure(HandshakeFailure("the \(role) received nothing")) }
+    var session: EstablishedSession?
+    for effect in machine.receive(opcode, payload) {
+        switch effect {
+        case .send(let m): endpoint.send(m, exchangeID: exchangeID, to: peerPort)
+        case .established(let s): session = s
+        case .failed(let e): return .failure(HandshakeFailure("\(role): \(e)"))
+        }
+    }
+    return .success(session)
+}
+
+struct HandshakeFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Runs one handshake over the two endpoints; returns both sides' sessions.
 func handshake<I: HandshakeStateMachine, R: HandshakeStateMachine>(
     _ initiator: inout I, _ responder: inout R, first: SecureChannelMessage, _ a: inout HandshakeEndpoint, _ b: inout HandshakeEndpoint
@@ -170,29 +192,14 @@ func handshake<I: HandshakeStateMachine, R: HandshakeStateMachine>(
     let exchangeID = UInt16.random(in: 1...0xFFFE)
     var initiatorSession: EstablishedSession?, responderSession: EstablishedSession?
     a.send(first, exchangeID: exchangeID, to: b.port)
-    for _ in 0..<8 {  // Sigma1, Sigma2, Sigma3, status report: bounded
-        if let (opcode, payload, _) = b.receive() {
-            for effect in responder.receive(opcode, payload) {
-                switch effect {
-                case .send(let m): b.send(m, exchangeID: exchangeID, to: a.port)
-                case .established(let s): responderSession = s
-                case .failed(let e): return (initiatorSession, responderSession, "responder: \(e)")
-                }
-            }
-        } else {
-            return (initiatorSession, responderSession, "the responder received nothing")
-        }
-        if initiatorSession != nil, responderSession != nil { break }
-        if let (opcode, payload, _) = a.receive() {
-            for effect in initiator.receive(opcode, payload) {
-                switch effect {
-                case .send(let m): a.send(m, exchangeID: exchangeID, to: b.port)
-                case .established(let s): initiatorSession = s
-                case .failed(let e): return (initiatorSession, responderSession, "initiator: \(e)")
-                }
-            }
-        } else {
-            return (initiatorSession, responderSession, "the initiator received nothing")
+    for turn in 0..<8 {  // Sigma1, Sigma2, Sigma3, status report (each side in turn): bounded
+        let result = turn % 2 == 0
+            ? step(&responder, at: &b, replyTo: a.port, exchangeID: exchangeID, "responder")
+            : step(&initiator, at: &a, replyTo: b.port, exchangeID: exchangeID, "initiator")
+        switch result {
+        case .failure(let failure): return (initiatorSession, responderSession, failure.description)
+        case .success(let session?): if turn % 2 == 0 { responderSession = session } else { initiatorSession = session }
+        case .success(nil): break
         }
         if initiatorSession != nil, responderSession != nil { break }
     }

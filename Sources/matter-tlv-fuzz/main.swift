@@ -6,18 +6,8 @@ import MatterTLVFuzz
 import Glibc
 #endif
 
-var count = 1_000_000
-var seed: UInt64 = 0x4D61_7474_6572
-var arguments = CommandLine.arguments.dropFirst()
-while let flag = arguments.popFirst() {
-    switch flag {
-    case "--count": count = Int(arguments.popFirst() ?? "") ?? count
-    case "--seed": seed = UInt64(arguments.popFirst() ?? "") ?? seed
-    default:
-        print("usage: matter-tlv-fuzz [--count N] [--seed S]")
-        exit(2)
-    }
-}
+let options = FuzzCommandLine(tool: "matter-tlv-fuzz")
+let count = options.count, seed = options.seed
 
 let clock = ContinuousClock()
 let start = clock.now

@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 
 /// A self-made fabric for tests, benchmarks and fuzzing: a fresh root (RCAC) → ICAC, and NOCs
 /// for the nodes asked for, all with new keys. Nothing outside this process trusts it.
