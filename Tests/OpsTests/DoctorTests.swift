@@ -201,7 +201,10 @@ import Testing
         let r = try await m.doctor(yaml: "log:\n  level: info\nplugin:\n  mqtt: {}\n")
         #expect(r.status == 1)
         #expect(line(r, "config").hasPrefix("PROBLEM  config: \(m.dir.at("etc/hearth.yaml")):3: plugin: unknown key"))
-        let gpio = try await m.doctor(yaml: "plugins:\n  gpio:\n    lines:\n      - { chip: gpiochip0, line: 17, role: contact, activelow: true }\n")
+        // The GPIO plugin reads its own section (its doctor check), from the staged plugin folder.
+        let gpio = try await m.doctor(
+            yaml: "plugins:\n  gpio:\n    lines:\n      - { chip: gpiochip0, line: 17, role: contact, activelow: true }\n",
+            ["--plugins", m.dir.at("plugins")])
         #expect(line(gpio, "gpio lines").hasPrefix("PROBLEM  gpio lines: "))
         #expect(line(gpio, "gpio lines").contains("did you mean 'active-low'?"))
     }
@@ -231,7 +234,7 @@ import Testing
                   - { id: front-door, chip: gpiochip3, line: GPIO17, role: contact }
                   - { id: bell, chip: sim0, line: DOOR, role: button }
             """
-        let r = try await m.doctor(yaml: yaml)
+        let r = try await m.doctor(yaml: yaml, ["--plugins", m.dir.at("plugins")])
         #expect(r.status == 1)
         // Real chips are wanted: the group and the chips are checked again.
         #expect(line(r, "gpio chips").hasPrefix("PROBLEM"))

@@ -45,7 +45,7 @@ import Testing
             #expect(down?.health?.reason?.contains("MQTT broker at \(endpoint)") == true, "\(down?.health?.reason ?? "")")
 
             try await broker.restart()
-            try await within(20, "healthy again") { await mqtt.waitForStatus { $0.health?.state == .healthy } }
+            _ = try await within(20, "healthy again") { await mqtt.waitForStatus { $0.health?.state == .healthy } }
         }
         #expect(mqtt.currentStatus.state == .stopped)
         #expect(mqtt.currentStatus.health == nil, "a stopped plugin's last word on its health no longer holds")

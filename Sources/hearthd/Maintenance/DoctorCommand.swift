@@ -2,6 +2,7 @@ import ArgumentParser
 import DriverAPI
 import Foundation
 import HearthConfiguration
+import HomeModel
 import PluginHost
 #if canImport(Glibc)
 import Glibc
