@@ -70,7 +70,7 @@ final class WebSocketMux: Sendable {
             default: nil
             }
         let (key, wireID, socket, open) = state.withLock { s -> (Int, String, Socket, (number: Int, outbox: AsyncStream<WSClientMessage>)?) in
-            var open: (Int, AsyncStream<WSClientMessage>)?
+            var open: (number: Int, outbox: AsyncStream<WSClientMessage>)?
             if s.socket == nil {
                 s.nextSocket += 1
                 let (outbox, outboxContinuation) = AsyncStream<WSClientMessage>.makeStream()

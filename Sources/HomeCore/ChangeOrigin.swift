@@ -36,7 +36,8 @@ extension HomeChange {
     /// The origin a change has when the caller names none: a driver's input is its plugin's.
     var defaultOrigin: ChangeOrigin {
         switch self {
-        case .publish(let p, _), .remove(let p, _), .report(let p, _, _), .event(let p, _, _), .connectivity(let p, _, _):
+        case .publish(let p, _), .remove(let p, _), .report(let p, _, _), .event(let p, _, _), .connectivity(let p, _, _),
+            .traitConnectivity(let p, _, _, _, _):
             .plugin(p)
         case .layout, .layoutEdits: .layout("unknown")
         case .restore: .system

@@ -216,7 +216,8 @@ public final class HomeCore: Sendable {
     func logRejections(_ outcome: HomeOutcome, _ change: HomeChange) {
         var plugin = "core"
         switch change {
-        case .publish(let p, _), .remove(let p, _), .report(let p, _, _), .event(let p, _, _), .connectivity(let p, _, _):
+        case .publish(let p, _), .remove(let p, _), .report(let p, _, _), .event(let p, _, _), .connectivity(let p, _, _),
+            .traitConnectivity(let p, _, _, _, _):
             plugin = p
         default: break
         }
@@ -364,6 +365,9 @@ final class CoreDriverContext: DriverContext {
     }
     func setConnectivity(_ state: ConnectivityState, device localID: String?) {
         _ = try? core.apply(.connectivity(plugin: pluginID, localID: localID, state))
+    }
+    func setConnectivity(_ state: ConnectivityState, device localID: String, trait: TraitID, deviceType: DeviceTypeID?) {
+        _ = try? core.apply(.traitConnectivity(plugin: pluginID, localID: localID, deviceType: deviceType, trait: trait, state))
     }
     func log(_ level: LogLevel, _ message: String, device localID: String?) {
         var metadata: Logger.Metadata = ["plugin": "\(pluginID)"]

@@ -37,6 +37,8 @@ public enum HomeChange: Sendable {
     case report(plugin: String, [AttributeReport], at: UInt64)
     case event(plugin: String, EventReport, at: UInt64)
     case connectivity(plugin: String, localID: String?, ConnectivityState)
+    /// One trait's connectivity (of one device type, or of every type that has the trait).
+    case traitConnectivity(plugin: String, localID: String, deviceType: DeviceTypeID?, trait: TraitID, ConnectivityState)
     case layout(LayoutEdit)
     /// Several layout edits as one change: each checked against the state the ones before it
     /// leave; all of them happen (one version, one save) or, when one is refused, none.
@@ -95,6 +97,8 @@ extension HomeState {
         case .connectivity(let plugin, let localID, let state):
             let ids = localID.map { [DeviceID(plugin: plugin, local: $0)] } ?? devices.keys.filter { $0.pluginID == plugin }
             for id in ids { setConnectivity(id, state, into: &outcome) }
+        case .traitConnectivity(let plugin, let localID, let type, let trait, let state):
+            setConnectivity(DeviceID(plugin: plugin, local: localID), state, trait: (type, trait), into: &outcome)
         case .layout(let edit):
             try layout(edit, catalog: catalog, into: &outcome)
         case .layoutEdits(let edits):
@@ -360,11 +364,16 @@ extension HomeState {
                 timestampNanoseconds: e.timestampNanoseconds ?? at))
     }
 
-    mutating func setConnectivity(_ id: DeviceID, _ state: ConnectivityState, into outcome: inout HomeOutcome) {
+    /// Sets every trait of the device, or only `trait` (of its type, or of every type with it).
+    mutating func setConnectivity(
+        _ id: DeviceID, _ state: ConnectivityState, trait only: (type: DeviceTypeID?, trait: TraitID)? = nil, into outcome: inout HomeOutcome
+    ) {
         guard var device = devices[id] else { return }
         var changed = false
         for i in device.types.indices {
+            if let only, let type = only.type, device.types[i].id != type { continue }
             for t in device.types[i].traits.keys where device.types[i].traits[t]!.sourceConnectivity.connectivityState != state {
+                if let only, t != only.trait { continue }
                 device.types[i].traits[t]!.sourceConnectivity.connectivityState = state
                 changed = true
             }

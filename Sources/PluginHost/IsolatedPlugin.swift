@@ -368,6 +368,9 @@ public final class IsolatedPlugin: DriverPlugin {
             }
             context.count(try PluginWire.string(o, "name", in: "count"), by: by)
         case "health": context.reportHealth(try PluginWire.health(o))
+        case "traitConnectivity":
+            let c = try PluginWire.traitConnectivity(o)
+            context.setConnectivity(c.state, device: c.localID, trait: c.trait, deviceType: c.deviceType)
         case "result":
             guard let id = o["id"]?.intValue else { throw PluginWire.FormatError("result.id: expected an integer") }
             let c = state.withLock { $0.running?.pending.removeValue(forKey: id) }

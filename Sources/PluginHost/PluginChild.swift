@@ -175,6 +175,9 @@ struct ChannelContext: DriverContext {
     func setConnectivity(_ state: ConnectivityState, device localID: String?) {
         send(["type": "connectivity", "state": .string(state.rawValue), "localID": localID.map(Value.string) ?? .null])
     }
+    func setConnectivity(_ state: ConnectivityState, device localID: String, trait: TraitID, deviceType: DeviceTypeID?) {
+        send(PluginWire.encodeTraitConnectivity(state, device: localID, trait: trait, deviceType: deviceType))
+    }
     func log(_ level: LogLevel, _ message: String, device localID: String?) {
         send(["type": "log", "level": .string(level.rawValue), "message": .string(message), "localID": localID.map(Value.string) ?? .null])
     }

@@ -196,6 +196,33 @@ public enum PluginWire {
             fields: try object(o["fields"] ?? .object([:]), "event.fields"), timestampNanoseconds: timestamp)
     }
 
+    // MARK: Connectivity of one trait
+
+    /// A `traitConnectivity` message (a type of its own, so a host that does not know it
+    /// ignores it rather than taking it for the whole device).
+    public static func encodeTraitConnectivity(
+        _ state: ConnectivityState, device localID: String, trait: TraitID, deviceType: DeviceTypeID?
+    ) -> Value {
+        var o: [String: Value] = [
+            "type": "traitConnectivity", "state": .string(state.rawValue), "localID": .string(localID), "trait": .int(Int64(trait.rawValue)),
+        ]
+        if let deviceType { o["deviceType"] = .int(Int64(deviceType.rawValue)) }
+        return .object(o)
+    }
+
+    public static func traitConnectivity(_ o: [String: Value]) throws(FormatError) -> (
+        state: ConnectivityState, localID: String, trait: TraitID, deviceType: DeviceTypeID?
+    ) {
+        let name = try string(o, "state", in: "traitConnectivity")
+        guard let state = ConnectivityState(rawValue: name) else {
+            throw FormatError("traitConnectivity.state: '\(name)' is not one of \(ConnectivityState.allCases.map(\.rawValue))")
+        }
+        return (
+            state, try string(o, "localID", in: "traitConnectivity"), TraitID(try id(o["trait"], "traitConnectivity.trait")),
+            try optionalID(o["deviceType"], "traitConnectivity.deviceType").map(DeviceTypeID.init)
+        )
+    }
+
     // MARK: Health
 
     /// A `health` message: `{"type": "health", "state": "unhealthy", "reason": "…"}`.

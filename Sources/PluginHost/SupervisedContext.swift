@@ -82,6 +82,12 @@ final class SupervisedContext: DriverContext {
         inner.setConnectivity(state, device: localID)
     }
 
+    /// One trait: the plugin speaks of the device, but the host's "down" mark covers the
+    /// device's other traits, so it stays until a report, event or device-wide setting.
+    func setConnectivity(_ state: ConnectivityState, device localID: String, trait: TraitID, deviceType: DeviceTypeID?) {
+        inner.setConnectivity(state, device: localID, trait: trait, deviceType: deviceType)
+    }
+
     func log(_ level: LogLevel, _ message: String, device localID: String?) { inner.log(level, message, device: localID) }
     func count(_ name: String, by amount: Int) { inner.count(name, by: amount) }
 

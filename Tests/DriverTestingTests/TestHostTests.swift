@@ -103,6 +103,7 @@ import Testing
             func run(context: any DriverContext) async throws {
                 context.reportHealth(.unhealthy("hub unreachable"))
                 context.reportHealth(.healthy())
+                context.setConnectivity(.offline, device: "hub", trait: OnOffTrait.identifier)
             }
             func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value { .null }
         }
@@ -114,6 +115,9 @@ import Testing
         #expect(await iterator.next() == .health(PluginHealth(.healthy)))
         #expect(host.health == PluginHealth(.healthy))
         #expect(host.healthReports.map(\.state) == [.unhealthy, .healthy])
+        #expect(await iterator.next() == .traitConnectivity(.offline, device: "hub", trait: OnOffTrait.identifier, deviceType: nil))
+        #expect(host.connectivity(of: "hub", trait: OnOffTrait.identifier) == .offline)
+        #expect(host.connectivity(of: "hub") == nil, "one trait, not the whole device")
         #expect(await Bridge().doctor(DoctorRequest(configuration: nil, user: "hearth")).isEmpty)
     }
 }

@@ -77,7 +77,9 @@ import Testing
         #expect(foreign.code == .internal)
         #expect(foreign.message == "quotaExceeded: too many scenes")
 
-        let body = try JSONEncoder().encode(WireErrorBody(error: .permissionDenied("no")))
+        let sorted = JSONEncoder()
+        sorted.outputFormatting = .sortedKeys
+        let body = try sorted.encode(WireErrorBody(error: .permissionDenied("no")))
         #expect(String(decoding: body, as: UTF8.self) == #"{"error":{"code":"permissionDenied","message":"no"}}"#)
         #expect(try JSONDecoder().decode(WireErrorBody.self, from: body).error == WireError(code: .permissionDenied, message: "no"))
         let unknown = Data(#"{"error":{"code":"oops","message":"no"}}"#.utf8)

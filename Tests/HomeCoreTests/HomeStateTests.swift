@@ -89,6 +89,38 @@ import Testing
         #expect(state.devices["p:lamp"]?.sourceConnectivity.connectivityState == .partiallyOnline)
     }
 
+    /// DriverAPI v4's per-trait connectivity, through the core's own DriverContext: one trait
+    /// offline makes its device type (and the device) partially online; `deviceType` narrows it
+    /// to one type; the trait's next report brings it back.
+    @Test func oneTraitOffline_makesItsTypePartiallyOnline_untilItReportsAgain() throws {
+        let core = HomeCore()
+        let context = core.context(for: "p")
+        context.publish(Fixtures.thermometer())
+        func state(_ type: DeviceTypeID, _ trait: TraitID? = nil) -> ConnectivityState? {
+            let t = core.state.devices["p:thermo"]?.type(type)
+            return trait.map { t?.traits[$0]?.sourceConnectivity.connectivityState } ?? t?.sourceConnectivity.connectivityState
+        }
+        let humidity = HumiditySensorDeviceType.identifier
+        let temperature = TemperatureSensorDeviceType.identifier
+        #expect(state(humidity) == .online)
+
+        context.setConnectivity(.offline, device: "thermo", trait: RelativeHumidityMeasurementTrait.identifier)
+        #expect(state(humidity, RelativeHumidityMeasurementTrait.identifier) == .offline)
+        #expect(state(humidity, IdentifyTrait.identifier) == .online)
+        #expect(state(humidity) == .partiallyOnline)
+        #expect(state(temperature) == .online)
+        #expect(core.state.devices["p:thermo"]?.sourceConnectivity.connectivityState == .partiallyOnline)
+
+        // A trait two types share, set on one type only.
+        context.setConnectivity(.offline, device: "thermo", trait: IdentifyTrait.identifier, deviceType: temperature)
+        #expect(state(temperature, IdentifyTrait.identifier) == .offline)
+        #expect(state(humidity, IdentifyTrait.identifier) == .online)
+
+        context.report(
+            "thermo", RelativeHumidityMeasurementTrait.identifier, RelativeHumidityMeasurementTrait.Attribute.measuredValue, .int(4400))
+        #expect(state(humidity) == .online, "the trait's report brings it back")
+    }
+
     @Test func removingACommissionedDeviceKeepsItOffline() throws {
         var state = HomeState()
         _ = try state.apply(.publish(plugin: "p", Fixtures.lamp(commission: Fixtures.inKitchen)), catalog: catalog)

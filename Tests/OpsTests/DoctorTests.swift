@@ -112,8 +112,9 @@ import Testing
     @Test func plugin_built_for_another_abi() async throws {
         let m = try Machine(plugins: ["DemoPlugin", "WrongABIPlugin"])
         defer { m.dir.remove() }
-        let r = try await m.doctor()
+        let r = try await m.doctor(["--broker", "127.0.0.1:1"])
         #expect(!r.stdout.contains("gpio group"), "no GPIO plugin in the folder: no GPIO checks")
+        #expect(line(r, "mqtt broker").hasPrefix("skipped  mqtt broker: not checked: the MQTT plugin, which makes this check, does not load"))
         #expect(r.status == 1)
         #expect(line(r, "plugin libWrongABIPlugin.so").contains("PROBLEM"))
         #expect(line(r, "plugin libWrongABIPlugin.so").contains("built for another plugin ABI"))
@@ -201,7 +202,10 @@ import Testing
         let r = try await m.doctor(yaml: "log:\n  level: info\nplugin:\n  mqtt: {}\n")
         #expect(r.status == 1)
         #expect(line(r, "config").hasPrefix("PROBLEM  config: \(m.dir.at("etc/hearth.yaml")):3: plugin: unknown key"))
-        let gpio = try await m.doctor(yaml: "plugins:\n  gpio:\n    lines:\n      - { chip: gpiochip0, line: 17, role: contact, activelow: true }\n")
+        // The GPIO plugin reads its own section (its doctor check), from the staged plugin folder.
+        let gpio = try await m.doctor(
+            yaml: "plugins:\n  gpio:\n    lines:\n      - { chip: gpiochip0, line: 17, role: contact, activelow: true }\n",
+            ["--plugins", m.dir.at("plugins")])
         #expect(line(gpio, "gpio lines").hasPrefix("PROBLEM  gpio lines: "))
         #expect(line(gpio, "gpio lines").contains("did you mean 'active-low'?"))
     }
@@ -231,7 +235,7 @@ import Testing
                   - { id: front-door, chip: gpiochip3, line: GPIO17, role: contact }
                   - { id: bell, chip: sim0, line: DOOR, role: button }
             """
-        let r = try await m.doctor(yaml: yaml)
+        let r = try await m.doctor(yaml: yaml, ["--plugins", m.dir.at("plugins")])
         #expect(r.status == 1)
         // Real chips are wanted: the group and the chips are checked again.
         #expect(line(r, "gpio chips").hasPrefix("PROBLEM"))

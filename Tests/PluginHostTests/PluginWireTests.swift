@@ -56,6 +56,18 @@ import Testing
         #expect(throws: PluginWire.FormatError.self) { try PluginWire.health(["type": "health"]) }
     }
 
+    @Test func traitConnectivity_roundTrips_asAMessageTypeOfItsOwn() throws {
+        let m = PluginWire.encodeTraitConnectivity(.offline, device: "plug", trait: 0x0006, deviceType: 0x010A)
+        #expect(m["type"] == "traitConnectivity", "a host that does not know it ignores it, instead of taking the whole device offline")
+        let c = try PluginWire.traitConnectivity(m.objectValue!)
+        #expect(c.state == .offline && c.localID == "plug" && c.trait == 0x0006 && c.deviceType == 0x010A)
+        let any = try PluginWire.traitConnectivity(["type": "traitConnectivity", "state": "online", "localID": "plug", "trait": "0x0006"])
+        #expect(any.deviceType == nil)
+        #expect(throws: PluginWire.FormatError.self) {
+            try PluginWire.traitConnectivity(["type": "traitConnectivity", "state": "gone", "localID": "plug", "trait": 6])
+        }
+    }
+
     @Test func resultsCarryValuesOrErrorsWithTheirCode() throws {
         let ok = PluginWire.result(id: 1, .success("done"))
         #expect(try PluginWire.outcome(ok.objectValue!).get() == "done")

@@ -92,6 +92,13 @@ struct DoctorCommand: AsyncParsableCommand {
                     explanation: "\(settings.file ?? "hearth.yaml") configures plugin '\(id)', but no plugin with that ID loads from "
                         + "\(dirs.joined(separator: ", ")): hearthd will not run it, and its own checks were not made"))
         }
+        // --broker names a broker to try, but the MQTT plugin makes that check.
+        if (broker != nil || brokerUsername != nil || brokerPassword != nil) && !asked.contains("mqtt") {
+            findings.append(
+                Diagnosis(
+                    check: "mqtt broker", status: .skipped,
+                    explanation: "not checked: the MQTT plugin, which makes this check, does not load from \(dirs.joined(separator: ", "))"))
+        }
         findings += loading
         findings.append(Doctor.database(database ?? settings.config?.databasePath ?? "/var/lib/hearth/hearth.sqlite"))
 

@@ -31,6 +31,7 @@ public final class TestHost: DriverContext, Sendable {
         case logged(LogLevel, String, device: String?)
         case counted(String, by: Int)
         case health(PluginHealth)
+        case traitConnectivity(ConnectivityState, device: String, trait: TraitID, deviceType: DeviceTypeID?)
     }
 
     struct State {
@@ -41,6 +42,7 @@ public final class TestHost: DriverContext, Sendable {
         var logs: [(LogLevel, String)] = []
         var counts: [String: Int] = [:]
         var health: [PluginHealth] = []
+        var traitConnectivity: [String: [TraitID: ConnectivityState]] = [:]
         var waiters: [(id: Int, continuation: AsyncStream<Happening>.Continuation)] = []
         var nextWaiter = 0
     }
@@ -111,6 +113,12 @@ public final class TestHost: DriverContext, Sendable {
 
     public func count(_ name: String, by amount: Int) {
         record(.counted(name, by: amount)) { s in s.counts[name, default: 0] += amount }
+    }
+
+    public func setConnectivity(_ state: ConnectivityState, device localID: String, trait: TraitID, deviceType: DeviceTypeID?) {
+        record(.traitConnectivity(state, device: localID, trait: trait, deviceType: deviceType)) { s in
+            s.traitConnectivity[localID, default: [:]][trait] = state
+        }
     }
 
     public func reportHealth(_ health: PluginHealth) {
@@ -184,6 +192,10 @@ public final class TestHost: DriverContext, Sendable {
         state.withLock { $0.values[localID]?[trait]?[attribute] }
     }
     public func connectivity(of localID: String) -> ConnectivityState? { state.withLock { $0.connectivity[localID] } }
+    /// What the plugin last set for one trait of the device (`setConnectivity(_:device:trait:deviceType:)`).
+    public func connectivity(of localID: String, trait: TraitID) -> ConnectivityState? {
+        state.withLock { $0.traitConnectivity[localID]?[trait] }
+    }
     public var events: [EventReport] { state.withLock { $0.events } }
     public var logLines: [String] { state.withLock { $0.logs.map { "\($0.0): \($0.1)" } } }
     /// What the plugin has added to its counter `name` (``DriverContext/count(_:by:)``).

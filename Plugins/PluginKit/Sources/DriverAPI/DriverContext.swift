@@ -39,6 +39,14 @@ public protocol DriverContext: Sendable {
     /// Sets the connectivity of one device, or of every device of the plugin (`device: nil`).
     func setConnectivity(_ state: ConnectivityState, device localID: String?)
 
+    /// Sets the connectivity of one trait of a device (of one of its device types, or of every
+    /// type that has the trait when `deviceType` is nil): an MQTT device with one dead entity
+    /// makes that trait `offline` and the device type `partiallyOnline`, as the seed's
+    /// `sourceConnectivity` describes. A later report of the trait brings it back online.
+    ///
+    /// The default, for a host that cannot tell traits apart, sets the whole device.
+    func setConnectivity(_ state: ConnectivityState, device localID: String, trait: TraitID, deviceType: DeviceTypeID?)
+
     /// Writes a log line attributed to the plugin (and the device, when given).
     func log(_ level: LogLevel, _ message: String, device localID: String?)
 
@@ -67,6 +75,15 @@ extension DriverContext {
     public func log(_ level: LogLevel, _ message: String) { log(level, message, device: nil) }
 
     public func reportHealth(_ health: PluginHealth) {}
+
+    public func setConnectivity(_ state: ConnectivityState, device localID: String, trait: TraitID, deviceType: DeviceTypeID?) {
+        setConnectivity(state, device: localID)
+    }
+
+    /// Sets the connectivity of one trait, on every device type of the device that has it.
+    public func setConnectivity(_ state: ConnectivityState, device localID: String, trait: TraitID) {
+        setConnectivity(state, device: localID, trait: trait, deviceType: nil)
+    }
 
     /// Adds one to the plugin's counter `name`.
     public func count(_ name: String) { count(name, by: 1) }

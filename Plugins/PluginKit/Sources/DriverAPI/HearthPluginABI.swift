@@ -19,8 +19,9 @@ public enum HearthPluginABI {
     ///
     /// 2: `DriverPlugin.configurationType` (the plugin's configuration schema).
     /// 3: `DriverContext.count(_:by:)` (plugin counters served at `/metrics`).
-    /// 4: `DriverPlugin.doctor(_:)` (a plugin's own `hearth doctor` checks) and
-    ///    `DriverContext.reportHealth(_:)` (plugin health in `GET /plugins` and `/readyz`).
+    /// 4: `DriverPlugin.doctor(_:)` (a plugin's own `hearth doctor` checks),
+    ///    `DriverContext.reportHealth(_:)` (plugin health in `GET /plugins` and `/readyz`) and
+    ///    `DriverContext.setConnectivity(_:device:trait:deviceType:)` (per-trait connectivity).
     @inlinable public static var version: UInt32 { 4 }
 
     /// The Swift compiler the plugin was built with; Swift has no stable ABI between compiler
