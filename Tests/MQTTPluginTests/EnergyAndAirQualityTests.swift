@@ -20,6 +20,7 @@ import Testing
         #expect(host.devices.count == 1, "the power and energy sensors join the plug, \(host.devices.keys.sorted())")
         #expect(types(host.devices[id]) == [OnOffPlugInUnitDeviceType.identifier, ElectricalSensorDeviceType.identifier])
         #expect(host.devices[id]?.types.first(where: \.isPrimary)?.id == OnOffPlugInUnitDeviceType.identifier)
+        #expect(host.value(id, OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true))
         // 42.37 W, rounded to 0.1 W by the template → 42,400 mW.
         #expect(host.value(id, EPM.identifier, EPM.Attribute.activePower) == .int(42_400))
         // 90,600 watt-minutes / 60 / 1000 = 1.51 kWh → 1,510,000 mWh.
