@@ -16,9 +16,12 @@ struct ComponentError: Error, Hashable, Sendable, CustomStringConvertible {
 /// | `binary_sensor` door/window/opening/garage_door | Contact Sensor | Boolean State (true = closed) |
 /// | `binary_sensor` motion/occupancy/presence | Occupancy Sensor | Occupancy Sensing |
 /// | `binary_sensor` moisture | Water Leak Detector | Boolean State |
-/// | `binary_sensor` smoke / carbon_monoxide | Smoke CO Alarm | Smoke CO Alarm |
+/// | `binary_sensor` without a class | Contact Sensor | Boolean State (true = `ON`, not inverted) |
+/// | `binary_sensor` smoke / carbon_monoxide / gas | Smoke CO Alarm | Smoke CO Alarm |
 /// | `sensor` temperature/humidity/illuminance/pressure | Temperature/Humidity/Light/Pressure Sensor | the measurement trait |
-/// | `sensor` battery | (the device's primary type) | Power Source |
+/// | `sensor` battery, voltage in mV | (the device's primary type) | Power Source |
+/// | `sensor` power/energy/voltage/current | Electrical Sensor | Electrical Power / Energy Measurement |
+/// | `sensor` carbon_dioxide/pm25/pm10/volatile_organic_compounds[_parts] | Air Quality Sensor | the concentration trait |
 /// | `switch` | On/Off Plug-in Unit | On/Off |
 /// | `light` | On/Off, Dimmable or Color Temperature Light | On/Off, Level Control, Color Control |
 /// | `cover` | Window Covering | Window Covering |
@@ -218,11 +221,31 @@ struct ComponentMapper {
             guard case .object(let attributes) = object else {
                 throw PayloadError("json_attributes: expected a JSON object, got \(object.kindName)")
             }
-            // The one attribute the home model has a place for: the battery level.
-            if let battery = attributes["battery"], let percent = Evaluator.number(battery) {
-                return [try Mapping.battery(percent)]
-            }
-            return []
+            return try Self.attributeUpdates(attributes)
         }
+    }
+
+    /// What a `json_attributes_topic` object says about traits the home model has (the device
+    /// gains the trait on the first such value):
+    ///
+    /// | Key | Firmware | Trait, attribute |
+    /// |---|---|---|
+    /// | `battery` (%) | zigbee2mqtt, OpenMQTTGateway | Power Source `BatPercentRemaining` (0.5 %) |
+    /// | `Wifi.Signal` (dBm) | Tasmota `STATE` | Wi-Fi Network Diagnostics `RSSI` |
+    /// | `wifi_sta.rssi` (dBm) | Shelly Gen1 | Wi-Fi Network Diagnostics `RSSI` |
+    ///
+    /// zigbee2mqtt's `linkquality` is a Zigbee LQI (0…255), which no Matter cluster carries; it is
+    /// not mapped (nor Tasmota's `Wifi.RSSI`, a percentage).
+    static func attributeUpdates(_ attributes: [String: Value]) throws(PayloadError) -> [Update] {
+        var updates: [Update] = []
+        if let battery = attributes["battery"], let percent = Evaluator.number(battery) {
+            updates.append(try Mapping.battery(percent))
+        }
+        let signal = attributes["Wifi"]?["Signal"] ?? attributes["wifi_sta"]?["rssi"]
+        if let signal, let dBm = Evaluator.number(signal) {
+            guard dBm.isFinite, (-120...0).contains(dBm) else { throw PayloadError("Wi-Fi signal \(dBm.formatted) dBm is outside −120…0 dBm") }
+            updates.append(.attribute(WiFiNetworkDiagnosticsTrait.identifier, WiFiNetworkDiagnosticsTrait.Attribute.rssi, .int(Int64(dBm.rounded()))))
+        }
+        return updates
     }
 }

@@ -122,6 +122,9 @@ struct Entity: Sendable {
     var rank: Int
     /// Entities of the same device and type merge into one device type (triggers of a remote).
     var mergesWithSameType = false
+    /// The quantity a merging entity reports (`power`, `pm25`): two entities of one device that
+    /// measure the same quantity do not merge (the second channel of a two-channel meter).
+    var measures: String?
     /// The traits and their initial attribute values.
     var traits: [TraitID: [AttributeID: Value]]
     var subscriptions: [StateSubscription] = []

@@ -76,6 +76,11 @@ struct Registry {
     /// Devices published to the host, with the traits their description carries.
     private var published: Set<String> = []
     private var publishedTraits: [String: Set<TraitID>] = [:]
+    /// Traits a device gained from its entities' `json_attributes_topic` (a battery level on a
+    /// sensor whose device has no battery entity), added to its primary type.
+    private var attributeTraits: [String: Set<TraitID>] = [:]
+    /// The traits a `json_attributes_topic` value may add to a device.
+    static let traitsFromAttributes: Set<TraitID> = [PowerSourceTrait.identifier, WiFiNetworkDiagnosticsTrait.identifier]
     private(set) var connected = false
     /// Connections made so far (every one after the first is a reconnect).
     private(set) var connections = 0
@@ -99,10 +104,14 @@ struct Registry {
         }
         // A device can carry each device type once; a second entity of the same type (the
         // second relay of a two-channel switch) becomes a device of its own.
+        // Entities that merge (a remote's triggers, a meter's power and energy) share the type
+        // unless they measure the same quantity.
         var deviceID = entity.deviceID
         if let type = entity.deviceType,
-            let clash = devices[deviceID]?.compactMap({ entities[$0] }).first(where: { $0.deviceType == type }),
-            !(clash.mergesWithSameType && entity.mergesWithSameType)
+            devices[deviceID]?.compactMap({ entities[$0] }).contains(where: {
+                $0.deviceType == type
+                    && !($0.mergesWithSameType && entity.mergesWithSameType && ($0.measures == nil || $0.measures != entity.measures))
+            }) == true
         {
             deviceID = entity.deviceID + "/" + (entity.key.split(separator: "/").last.map(String.init) ?? entity.key)
         }
@@ -166,6 +175,7 @@ struct Registry {
     private mutating func describe(_ device: String) -> [Effect] {
         guard let description = description(of: device) else {
             if devices[device]?.isEmpty ?? true { devices[device] = nil }
+            attributeTraits[device] = nil
             if published.remove(device) != nil {
                 told[device] = nil
                 publishedTraits[device] = nil
@@ -197,6 +207,10 @@ struct Registry {
         }
         for entity in members where entity.deviceType == nil {
             types[0].traits.merge(entity.traits) { old, new in old.merging(new) { a, _ in a } }
+        }
+        for trait in (attributeTraits[device] ?? []).sorted(by: { $0.rawValue < $1.rawValue })
+        where !types.contains(where: { $0.traits[trait] != nil }) {
+            types[0].traits[trait] = [:]
         }
         for (type, highest) in switchPositions {
             guard let i = types.firstIndex(where: { $0.id == type }) else { continue }
@@ -289,11 +303,17 @@ struct Registry {
     mutating func apply(_ updates: [Update], entity: Entity, device: String) -> [Effect] {
         var reports: [AttributeReport] = []
         var effects: [Effect] = []
+        var described: [Effect] = []
         for update in updates {
             switch update {
             case .attribute(let trait, let attribute, let value):
-                // A value for a trait the device does not carry (a battery level in the
-                // attributes of an entity whose device has no Power Source) has nowhere to go.
+                // A battery level or Wi-Fi signal in the attributes of an entity whose device has
+                // no such trait yet: the device gains it (described again before the report).
+                if publishedTraits[device]?.contains(trait) != true, published.contains(device), Self.traitsFromAttributes.contains(trait) {
+                    attributeTraits[device, default: []].insert(trait)
+                    described += describe(device)
+                }
+                // Any other value for a trait the device does not carry has nowhere to go.
                 guard publishedTraits[device]?.contains(trait) == true else { continue }
                 values[device, default: [:]][trait, default: [:]][attribute] = value
                 let type = entity.traits[trait] != nil ? entity.deviceType : nil
@@ -320,7 +340,7 @@ struct Registry {
             }
         }
         guard published.contains(device) else { return [] }
-        return (reports.isEmpty ? [] : [.report(reports)]) + effects
+        return described + (reports.isEmpty ? [] : [.report(reports)]) + effects
     }
 
     /// Counts a refused payload; logs the first one of each entity.

@@ -39,11 +39,11 @@ struct Template: Sendable, Hashable {
         case name(String)
         case member(Expr, String)
         case index(Expr, Expr)
-        case filter(Expr, String, [Expr])
-        case unary(String, Expr)
-        case binary(String, Expr, Expr)
+        case filter(Expr, Filter, [Expr])
+        case unary(UnaryOperator, Expr)
+        case binary(BinaryOperator, Expr, Expr)
         case ternary(Expr, condition: Expr, otherwise: Expr)
-        case test(Expr, String, negated: Bool)
+        case test(Expr, Test, negated: Bool)
     }
 
     /// Compiles a template.

@@ -74,26 +74,27 @@ struct Evaluator {
         case .index(let base, let key):
             let k = try value(of: key)
             return lookup(try eval(base), k, label: "[\(k)]")
-        case .filter(let base, let name, let args):
-            // A list literal `[a, b]` is parsed as the internal filter `__list` over its items.
-            if name == "__list" { return .value(.list(try args.map { (a) throws(TemplateError) in try value(of: a) })) }
-            return try Self.bounded(filter(try eval(base), name, try args.map { (a) throws(TemplateError) in try value(of: a) }))
+        case .filter(let base, let filter, let args):
+            // A list literal `[a, b]` is parsed as the internal filter `list` over its items.
+            if filter == .list { return .value(.list(try args.map { (a) throws(TemplateError) in try value(of: a) })) }
+            return try Self.bounded(self.filter(try eval(base), filter, try args.map { (a) throws(TemplateError) in try value(of: a) }))
         case .unary(let op, let x):
             let v = try eval(x)
-            if op == "not" { return .value(.bool(!truthy(v))) }
+            if op == .not { return .value(.bool(!truthy(v))) }
             guard case .value(let n) = v, let d = n.doubleValue ?? Double(n.stringValue ?? "") else {
                 throw TemplateError("cannot negate \(describe(v))")
             }
             if case .int(let i) = n, i != .min { return .value(.int(-i)) }
             return .value(.double(-d))
         case .binary(let op, let a, let b):
-            if op == "and" {
+            switch op {
+            case .and:
                 let l = try eval(a)
                 return truthy(l) ? try eval(b) : l
-            }
-            if op == "or" {
+            case .or:
                 let l = try eval(a)
                 return truthy(l) ? l : try eval(b)
+            default: break
             }
             return try Self.bounded(.value(binary(op, try value(of: a), try value(of: b))))
         case .ternary(let v, let condition, let otherwise):
@@ -102,11 +103,11 @@ struct Evaluator {
             let v = try eval(x)
             var result: Bool
             switch test {
-            case "defined": if case .value = v { result = true } else { result = false }
-            case "undefined": if case .value = v { result = false } else { result = true }
-            case "none": if case .value(.null) = v { result = true } else { result = false }
-            case "number": if case .value(let n) = v, n.doubleValue != nil { result = true } else { result = false }
-            default: if case .value(.string) = v { result = true } else { result = false }
+            case .defined: if case .value = v { result = true } else { result = false }
+            case .undefined: if case .value = v { result = false } else { result = true }
+            case .none: if case .value(.null) = v { result = true } else { result = false }
+            case .number: if case .value(let n) = v, n.doubleValue != nil { result = true } else { result = false }
+            case .string: if case .value(.string) = v { result = true } else { result = false }
             }
             if negated { result.toggle() }
             return .value(.bool(result))
@@ -158,52 +159,55 @@ struct Evaluator {
 
 /// Operators.
 extension Evaluator {
-    func binary(_ op: String, _ a: Value, _ b: Value) throws(TemplateError) -> Value {
+    func binary(_ op: Template.BinaryOperator, _ a: Value, _ b: Value) throws(TemplateError) -> Value {
         switch op {
-        case "==": return .bool(Self.equal(a, b))
-        case "!=": return .bool(!Self.equal(a, b))
-        case "in":
+        case .equal: return .bool(Self.equal(a, b))
+        case .notEqual: return .bool(!Self.equal(a, b))
+        case .in:
             switch b {
             case .list(let l): return .bool(l.contains { Self.equal($0, a) })
             case .object(let o): return .bool(o[a.templateText] != nil)
             default: return .bool(b.templateText.contains(a.templateText))
             }
-        case "~": return .string(a.templateText + b.templateText)
+        case .concatenate: return .string(a.templateText + b.templateText)
+        case .and, .or:  // short-circuiting; evaluated in `eval`
+            throw TemplateError("'\(op.rawValue)' is not a value operator")
         default: break
         }
-        if op == "+", case .string(let x) = a, case .string(let y) = b { return .string(x + y) }
+        if op == .add, case .string(let x) = a, case .string(let y) = b { return .string(x + y) }
         guard let x = a.doubleValue, let y = b.doubleValue else {
-            throw TemplateError("cannot apply '\(op)' to \(a.kindName) \(a) and \(b.kindName) \(b)")
-        }
-        switch op {
-        case "<": return .bool(x < y)
-        case ">": return .bool(x > y)
-        case "<=": return .bool(x <= y)
-        case ">=": return .bool(x >= y)
-        default: break
+            throw TemplateError("cannot apply '\(op.rawValue)' to \(a.kindName) \(a) and \(b.kindName) \(b)")
         }
         let bothInt = a.intValue != nil && b.intValue != nil && { if case .int = a, case .int = b { true } else { false } }()
         switch op {
-        case "+": return bothInt ? .int(a.intValue! &+ b.intValue!) : .double(x + y)
-        case "-": return bothInt ? .int(a.intValue! &- b.intValue!) : .double(x - y)
-        case "*": return bothInt ? .int(a.intValue! &* b.intValue!) : .double(x * y)
-        case "/":
+        case .less: return .bool(x < y)
+        case .greater: return .bool(x > y)
+        case .lessOrEqual: return .bool(x <= y)
+        case .greaterOrEqual: return .bool(x >= y)
+        case .add: return bothInt ? .int(a.intValue! &+ b.intValue!) : .double(x + y)
+        case .subtract: return bothInt ? .int(a.intValue! &- b.intValue!) : .double(x - y)
+        case .multiply: return bothInt ? .int(a.intValue! &* b.intValue!) : .double(x * y)
+        case .divide:
             guard y != 0 else { throw TemplateError("division by zero") }
             return .double(x / y)
-        case "//":
+        case .floorDivide:
             guard y != 0 else { throw TemplateError("division by zero") }
             if bothInt, let i = Self.floorDivision(a.intValue!, b.intValue!) { return .int(i) }
             return .double((x / y).rounded(.down))
-        case "%":
+        case .modulo:
             guard y != 0 else { throw TemplateError("division by zero") }
             // Python's modulo takes the divisor's sign.
             if bothInt {
                 let (r, _) = a.intValue!.remainderReportingOverflow(dividingBy: b.intValue!)
                 return .int(r != 0 && (r < 0) != (b.intValue! < 0) ? r + b.intValue! : r)
             }
-            return .double(x.truncatingRemainder(dividingBy: y))
-        default:  // **
+            // Python: the result takes the divisor's sign for floats too (-7.5 % 2 == 0.5).
+            let r = x.truncatingRemainder(dividingBy: y)
+            return .double(r != 0 && (r < 0) != (y < 0) ? r + y : r)
+        case .power:
             return .double(pow(x, y))
+        case .equal, .notEqual, .in, .concatenate, .and, .or:
+            throw TemplateError("'\(op.rawValue)' was handled above")  // unreachable: returned or thrown above
         }
     }
 

@@ -186,13 +186,13 @@ struct ExpressionParser {
 
     mutating func or() throws(TemplateError) -> Expr {
         var e = try and()
-        while accept("or") { e = .binary("or", e, try and()) }
+        while accept("or") { e = .binary(.or, e, try and()) }
         return e
     }
 
     mutating func and() throws(TemplateError) -> Expr {
         var e = try not()
-        while accept("and") { e = .binary("and", e, try not()) }
+        while accept("and") { e = .binary(.and, e, try not()) }
         return e
     }
 
@@ -200,26 +200,26 @@ struct ExpressionParser {
         var negations = 0
         while accept("not") { negations += 1 }
         var e = try comparison()
-        for _ in 0..<negations { e = .unary("not", e) }
+        for _ in 0..<negations { e = .unary(.not, e) }
         return e
     }
 
     mutating func comparison() throws(TemplateError) -> Expr {
         var e = try additive()
         while true {
-            if case .op(let op) = peek, ["==", "!=", "<", ">", "<=", ">="].contains(op) {
+            if let op = operatorAhead(Template.BinaryOperator.comparisons) {
                 position += 1
                 e = .binary(op, e, try additive())
             } else if accept("in") {
-                e = .binary("in", e, try additive())
+                e = .binary(.in, e, try additive())
             } else if peek == .name("not"), tokens[position + 1] == .name("in") {
                 position += 2
-                e = .unary("not", .binary("in", e, try additive()))
+                e = .unary(.not, .binary(.in, e, try additive()))
             } else if accept("is") {
                 let negated = accept("not")
-                guard case .name(let test) = next() else { throw error("expected a test name after 'is'") }
-                guard ["defined", "undefined", "none", "number", "string"].contains(test) else {
-                    throw error("unsupported test 'is \(test)'")
+                guard case .name(let name) = next() else { throw error("expected a test name after 'is'") }
+                guard let test = Template.Test(rawValue: name) else {
+                    throw error("unsupported test 'is \(name)'")
                 }
                 e = .test(e, test, negated: negated)
             } else {
@@ -230,7 +230,7 @@ struct ExpressionParser {
 
     mutating func additive() throws(TemplateError) -> Expr {
         var e = try multiplicative()
-        while case .op(let op) = peek, ["+", "-", "~"].contains(op) {
+        while let op = operatorAhead(Template.BinaryOperator.additive) {
             position += 1
             e = .binary(op, e, try multiplicative())
         }
@@ -239,7 +239,7 @@ struct ExpressionParser {
 
     mutating func multiplicative() throws(TemplateError) -> Expr {
         var e = try unary()
-        while case .op(let op) = peek, ["*", "/", "//", "%", "**"].contains(op) {
+        while let op = operatorAhead(Template.BinaryOperator.multiplicative) {
             position += 1
             e = .binary(op, e, try unary())
         }
@@ -256,24 +256,22 @@ struct ExpressionParser {
             }
         }
         var e = try filtered()
-        for _ in 0..<negations { e = .unary("-", e) }
+        for _ in 0..<negations { e = .unary(.negate, e) }
         return e
     }
 
-    static let filters: Set<String> = [
-        "float", "int", "round", "abs", "lower", "upper", "string", "default", "d", "bool", "trim", "replace",
-        "length", "count", "is_defined", "from_json", "to_json", "tojson", "capitalize", "title", "is_number", "iif",
-    ]
-
-    /// Home Assistant's functions that are also filters: `float(x, 0)` is `x|float(0)`.
-    static let functions: Set<String> = ["float", "int", "bool", "is_number", "iif", "round", "abs", "string"]
+    /// The operator of `candidates` the next token spells, if any.
+    func operatorAhead(_ candidates: [Template.BinaryOperator]) -> Template.BinaryOperator? {
+        guard case .op(let text) = peek, let op = Template.BinaryOperator(rawValue: text), candidates.contains(op) else { return nil }
+        return op
+    }
 
     mutating func filtered() throws(TemplateError) -> Expr {
         var e = try postfix()
         while accept("|") {
             guard case .name(let name) = next() else { throw error("expected a filter name after '|'") }
-            guard Self.filters.contains(name) else {
-                throw error("unsupported filter '\(name)' (supported: \(Self.filters.sorted().joined(separator: ", ")))")
+            guard let filter = Template.Filter(name: name) else {
+                throw error("unsupported filter '\(name)' (supported: \(Template.Filter.names.joined(separator: ", ")))")
             }
             var args: [Expr] = []
             if accept("(") {
@@ -286,7 +284,7 @@ struct ExpressionParser {
                     try expect(")")
                 }
             }
-            e = .filter(e, name, args)
+            e = .filter(e, filter, args)
         }
         return e
     }
@@ -323,8 +321,9 @@ struct ExpressionParser {
             case "none", "None": return .literal(.null)
             default:
                 if peek == .op("(") {
-                    guard Self.functions.contains(n) else {
-                        throw error("unsupported function '\(n)()' (supported: \(Self.functions.sorted().joined(separator: ", ")))")
+                    guard let function = Template.Filter(name: n), Template.Filter.functions.contains(function) else {
+                        let names = Template.Filter.functions.map(\.rawValue).sorted().joined(separator: ", ")
+                        throw error("unsupported function '\(n)()' (supported: \(names))")
                     }
                     position += 1
                     var args: [Expr] = []
@@ -333,7 +332,7 @@ struct ExpressionParser {
                         try expect(")")
                     }
                     guard let first = args.first else { throw error("\(n)() needs an argument") }
-                    return .filter(first, n, Array(args.dropFirst()))
+                    return .filter(first, function, Array(args.dropFirst()))
                 }
                 return .name(n)
             }
@@ -347,7 +346,7 @@ struct ExpressionParser {
                 repeat { items.append(try ternary()) } while accept(",")
                 try expect("]")
             }
-            return .filter(.literal(.null), "__list", items)
+            return .filter(.literal(.null), .list, items)
         case let t: throw error("unexpected \(describe(t))")
         }
     }

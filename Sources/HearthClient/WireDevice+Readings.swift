@@ -22,6 +22,10 @@ extension WireDevice {
         var seen: Set<TraitID> = []
         for type in types {
             for trait in type.traits where seen.insert(trait.id).inserted {
+                if let reading = Self.measurementReading(trait) {
+                    out.append(reading)
+                    continue
+                }
                 let value = trait.attributes.first { $0.id == 0 }?.value
                 if let reading = Self.reading(trait: trait.id, type: type.id, value: value) { out.append(reading) }
             }
@@ -59,6 +63,34 @@ extension WireDevice {
         case DoorLockTrait.identifier:
             let text = [0: "Not fully locked", 1: "Locked", 2: "Unlocked", 3: "Unlatched"][value?.intValue ?? -1] ?? "Unknown"
             return DeviceReading(label: "Lock", text: text)
+        default:
+            return nil
+        }
+    }
+
+    /// Electrical and concentration readings, whose value is not attribute 0: power in W
+    /// (`ActivePower`, mW), energy in kWh (`CumulativeEnergyImported.Energy`, mWh), and a
+    /// concentration in its `MeasurementUnit`.
+    static func measurementReading(_ trait: WireTrait) -> DeviceReading? {
+        func value(_ id: AttributeID) -> Value? { trait.attributes.first { $0.id == id }?.value }
+        switch trait.id {
+        case ElectricalPowerMeasurementTrait.identifier:
+            let mW = value(ElectricalPowerMeasurementTrait.Attribute.activePower)?.doubleValue
+            return DeviceReading(label: "Power", text: mW.map { format($0 / 1000, digits: 1) + " W" } ?? "—")
+        case ElectricalEnergyMeasurementTrait.identifier:
+            let mWh = value(ElectricalEnergyMeasurementTrait.Attribute.cumulativeEnergyImported)?.objectValue?["Energy"]?.doubleValue
+            return DeviceReading(label: "Energy", text: mWh.map { format($0 / 1_000_000, digits: 2) + " kWh" } ?? "—")
+        case CarbonDioxideConcentrationMeasurementTrait.identifier, PM25ConcentrationMeasurementTrait.identifier,
+            PM10ConcentrationMeasurementTrait.identifier, TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.identifier:
+            typealias C = CarbonDioxideConcentrationMeasurementTrait.Attribute  // shared by every concentration cluster
+            let label = [
+                CarbonDioxideConcentrationMeasurementTrait.identifier: "CO₂", PM25ConcentrationMeasurementTrait.identifier: "PM2.5",
+                PM10ConcentrationMeasurementTrait.identifier: "PM10",
+            ][trait.id] ?? "TVOC"
+            let units = ["ppm", "ppb", "ppt", "mg/m³", "µg/m³", "ng/m³", "p/m³", "Bq/m³"]
+            let unit = value(C.measurementUnit)?.intValue.flatMap { units.indices.contains(Int($0)) ? units[Int($0)] : nil } ?? ""
+            let x = value(C.measuredValue)?.doubleValue
+            return DeviceReading(label: label, text: x.map { format($0, digits: 0) + (unit.isEmpty ? "" : " " + unit) } ?? "—")
         default:
             return nil
         }

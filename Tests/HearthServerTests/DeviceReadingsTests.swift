@@ -25,6 +25,24 @@ import Testing
         #expect(Self.device(type, trait, value).readings == [DeviceReading(label: label, text: text)])
     }
 
+    @Test func power_energy_and_concentrations_read_in_human_units() {
+        func device(_ type: DeviceTypeID, _ trait: TraitID, _ attributes: [AttributeID: Value]) -> WireDevice {
+            let snapshot = DeviceSnapshot(
+                id: "t:x", name: "X", commissioning: .commissioned,
+                types: [DeviceTypeState(id: type, isPrimary: true, traits: [trait: TraitState(id: trait, attributes: attributes)])])
+            return WireDevice(snapshot, catalog: .standard)
+        }
+        let epm = ElectricalPowerMeasurementTrait.self
+        #expect(device(ElectricalSensorDeviceType.identifier, epm.identifier, [epm.Attribute.activePower: .int(42_400)]).readings
+            == [DeviceReading(label: "Power", text: "42.4 W")])
+        let eem = ElectricalEnergyMeasurementTrait.self
+        #expect(device(ElectricalSensorDeviceType.identifier, eem.identifier, [eem.Attribute.cumulativeEnergyImported: .object(["Energy": .int(1_510_000)])]).readings
+            == [DeviceReading(label: "Energy", text: "1.51 kWh")])
+        let co2 = CarbonDioxideConcentrationMeasurementTrait.self
+        #expect(device(AirQualitySensorDeviceType.identifier, co2.identifier, [co2.Attribute.measuredValue: .double(612), co2.Attribute.measurementUnit: .int(0)]).readings
+            == [DeviceReading(label: "CO₂", text: "612 ppm")])
+    }
+
     @Test func an_unknown_temperature_is_a_dash_and_unknown_traits_say_nothing() {
         #expect(Self.device(TemperatureSensorDeviceType.identifier, TemperatureMeasurementTrait.identifier, .null).readings.map(\.text) == ["—"])
         #expect(Self.device(OnOffLightDeviceType.identifier, IdentifyTrait.identifier, .int(0)).readings.isEmpty)

@@ -233,20 +233,51 @@ import Testing
 }
 
 @Suite struct JSONAttributesTests {
-    @Test func batteryInJSONAttributes_landsOnlyOnADeviceWithAPowerSource() {
+    @Test func batteryInJSONAttributes_givesTheDeviceAPowerSource() {
         let host = TestHost(pluginID: "mqtt")
         var registry = Registry()
         func send(_ topic: String, _ payload: String) {
             ComponentMappingTests.apply(registry.receive(Message(topic: topic, text: payload)), to: host)
         }
         ComponentMappingTests.apply(registry.connectionUp(), to: host)
+        // zigbee2mqtt's legacy attributes: the device's whole state object.
         send("homeassistant/sensor/d/t/config", #"{"stat_t": "d/state", "json_attr_t": "d/attr", "dev_cla": "temperature", "uniq_id": "t", "dev": {"ids": "d"}}"#)
+        #expect(host.devices["d"]?.types.first?.traits[PowerSourceTrait.identifier] == nil)
         send("d/attr", #"{"battery": 50, "linkquality": 90}"#)
-        #expect(host.value("d", PowerSourceTrait.identifier, PowerSourceTrait.Attribute.batPercentRemaining) == nil)
-        send("homeassistant/sensor/d/b/config", #"{"stat_t": "d/battery", "dev_cla": "battery", "uniq_id": "b", "dev": {"ids": "d"}}"#)
-        send("d/attr", #"{"battery": 50}"#)
+        #expect(host.devices["d"]?.types.first?.traits[PowerSourceTrait.identifier] != nil, "the battery level brings the trait")
         #expect(host.value("d", PowerSourceTrait.identifier, PowerSourceTrait.Attribute.batPercentRemaining) == .int(100))
+        // A battery entity later changes nothing about where the value goes.
+        send("homeassistant/sensor/d/b/config", #"{"stat_t": "d/battery", "dev_cla": "battery", "uniq_id": "b", "dev": {"ids": "d"}}"#)
+        send("d/attr", #"{"battery": 25}"#)
+        #expect(host.value("d", PowerSourceTrait.identifier, PowerSourceTrait.Attribute.batPercentRemaining) == .int(50))
+        #expect(host.devices["d"]?.types.count == 1)
         send("d/attr", "[1, 2]")
         #expect(registry.malformed["sensor/d/t"] == 1)
+        send("d/attr", #"{"battery": 250}"#)
+        #expect(registry.malformed["sensor/d/t"] == 2, "a battery level above 100 % is refused")
+    }
+
+    @Test func wifiSignalInJSONAttributes_isWiFiNetworkDiagnosticsRSSI() {
+        // Tasmota's tele/STATE carries "Wifi": {"RSSI": <percent>, "Signal": <dBm>}; Shelly Gen1's
+        // status carries "wifi_sta": {"rssi": <dBm>}.
+        let (start, host) = FirmwareBehaviourTests.registry([
+            ("homeassistant/switch/tas_RL_1/config",
+             #"{"cmd_t":"cmnd/tas/POWER","stat_t":"tele/tas/STATE","val_tpl":"{{value_json.POWER}}","json_attr_t":"tele/tas/STATE","uniq_id":"tas_RL_1","dev":{"ids":["tas"]}}"#),
+            ("homeassistant/switch/shelly-relay-0/config",
+             #"{"cmd_t":"shellies/s1/relay/0/command","stat_t":"shellies/s1/relay/0","json_attr_t":"shellies/s1/info","uniq_id":"s1-relay-0","dev":{"ids":["s1"]}}"#),
+        ])
+        var registry = start
+        func send(_ topic: String, _ payload: String) {
+            ComponentMappingTests.apply(registry.receive(Message(topic: topic, text: payload)), to: host)
+        }
+        send("tele/tas/STATE", #"{"Time":"2024-03-01T10:00:00","POWER":"ON","Wifi":{"AP":1,"SSId":"home","RSSI":76,"Signal":-62,"LinkCount":1}}"#)
+        send("shellies/s1/info", #"{"wifi_sta":{"connected":true,"ssid":"home","ip":"192.168.1.20","rssi":-71},"relays":[{"ison":false}]}"#)
+        let rssi = WiFiNetworkDiagnosticsTrait.Attribute.rssi
+        #expect(host.value("tas", WiFiNetworkDiagnosticsTrait.identifier, rssi) == .int(-62))
+        #expect(host.value("tas", OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true))
+        #expect(host.value("s1", WiFiNetworkDiagnosticsTrait.identifier, rssi) == .int(-71))
+        #expect(registry.malformed.isEmpty)
+        send("tele/tas/STATE", #"{"POWER":"ON","Wifi":{"Signal":12}}"#)
+        #expect(registry.malformed["switch/tas_RL_1"] == 1, "a positive dBm is refused")
     }
 }

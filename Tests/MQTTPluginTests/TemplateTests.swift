@@ -42,6 +42,35 @@ import Testing
         #expect(throws: TemplateError.self) { try Template(template) }
     }
 
+    @Test(arguments: [
+        ("{{ -7.5 % 2 }}", Value.double(0.5)),  // Python: the divisor's sign, for floats too
+        ("{{ 7.5 % -2 }}", .double(-0.5)),
+        ("{{ -7 % 2 }}", .int(1)),
+        ("{{ -7 // 2 }}", .int(-4)),
+        ("{{ 2 ** 10 }}", .double(1024)),
+        ("{{ 'a' ~ 1 }}", .string("a1")),
+        ("{{ value | count }}", .int(3)),
+        ("{{ value | tojson }}", .string(#""abc""#)),
+        ("{{ value is undefined }}", .bool(false)),
+    ])
+    func operatorsAndAliases_followPythonAndJinja(_ template: String, _ expected: Value) throws {
+        #expect(try render(template, "abc") == expected)
+    }
+
+    @Test func theParser_producesTypedOperatorsAndFilters() throws {
+        let t = try Template("{{ value | d('x') | float(0) > 1 and not value is none }}")
+        guard case .expression(.binary(let op, let left, .unary(.not, .test(_, .none, negated: false)))) = t.root.first else {
+            Issue.record("unexpected tree \(t.root)")
+            return
+        }
+        #expect(op == .and)
+        guard case .binary(.greater, .filter(.filter(_, .default, _), .float, _), _) = left else {
+            Issue.record("unexpected comparison \(left)")
+            return
+        }
+        #expect(Template.Filter(name: "d") == .default && Template.Filter(name: "__list") == nil)
+    }
+
     @Test func explainsAMissingKeyOrANonNumber() throws {
         let missing = #expect(throws: TemplateError.self) { try render("{{ value_json.temperature }}", #"{"humidity": 3}"#) }
         #expect(missing?.message.contains("temperature") == true)

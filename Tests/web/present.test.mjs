@@ -50,3 +50,15 @@ test("connectivity and events read in words", () => {
   assert.equal(e.device, "Doorbell");
   assert.equal(e.text, "ShortRelease (previousPosition=1)");
 });
+
+test("power in mW, energy in mWh and concentrations read in human units (#14)", () => {
+  const attrs = (id, pairs) => ({ id, attributes: pairs.map(([a, value]) => ({ id: a, value })) });
+  const meter = device([{ id: 0x510, name: "Electrical Sensor", isPrimaryType: true,
+    traits: [attrs(0x0090, [[0x0008, 42400]]), attrs(0x0091, [[0x0001, { Energy: 1510000 }]])] }]);
+  assert.equal(reading(meter, "power"), "42.4 W");
+  assert.equal(reading(meter, "energy"), "1.51 kWh");
+  const air = device([{ id: 0x2c, name: "Air Quality Sensor", isPrimaryType: true,
+    traits: [attrs(0x040d, [[0x0000, 612], [0x0008, 0]]), attrs(0x042a, [[0x0000, 11], [0x0008, 4]])] }]);
+  assert.equal(reading(air, "CO₂"), "612 ppm");
+  assert.equal(reading(air, "PM2.5"), "11 µg/m³");
+});

@@ -54,6 +54,9 @@ public struct MQTTFuzzer {
         ("homeassistant/climate/t1/config", #"{"temp_cmd_t":"t1/t","temp_stat_t":"t1/ts","curr_temp_t":"t1/cur","mode_cmd_t":"t1/m","mode_stat_t":"t1/ms","modes":["off","heat"],"min_temp":7,"max_temp":30,"dev":{"ids":"d7"}}"#),
         ("homeassistant/sensor/n1/config", #"{"stat_t":"n1/state","dev_cla":"temperature","unit_of_meas":"°F","val_tpl":"{{ value_json.temperature | float(0) | round(1) }}","json_attr_t":"n1/attr","dev":{"ids":"d8"}}"#),
         ("homeassistant/binary_sensor/b1/config", #"{"stat_t":"b1/state","dev_cla":"door","val_tpl":"{% if value_json.contact %}OFF{% else %}ON{% endif %}","avty":[{"t":"b1/avail","val_tpl":"{{ value_json.state }}"}],"dev":{"ids":"d9"}}"#),
+        ("homeassistant/sensor/e1/config", #"{"stat_t":"e1/state","dev_cla":"energy","unit_of_meas":"kWh","val_tpl":"{{ (value|float/60/1000)|round(2) }}","json_attr_t":"e1/attr","dev":{"ids":"d11"}}"#),
+        ("homeassistant/sensor/e2/config", #"{"stat_t":"e1/state","dev_cla":"power","unit_of_meas":"W","val_tpl":"{{ value_json.power }}","dev":{"ids":"d11"}}"#),
+        ("homeassistant/sensor/q1/config", #"{"stat_t":"q1/state","dev_cla":"pm25","unit_of_meas":"µg/m³","val_tpl":"{{ value_json.pm25 }}","json_attr_t":"q1/state","dev":{"ids":"d12"}}"#),
         ("homeassistant/device_automation/a1/action_single/config", #"{"atype":"trigger","t":"a1/action","type":"action","stype":"button_1","pl":"single","dev":{"ids":"d10"}}"#),
     ]
 
@@ -66,6 +69,7 @@ public struct MQTTFuzzer {
     static let templateFilters = [
         "float", "float(0)", "int", "int(0)", "round(1)", "round(2, 'floor')", "abs", "lower", "upper", "string", "default(0)",
         "d('x', true)", "bool", "trim", "replace('a', 'bb')", "length", "is_defined", "from_json", "to_json", "unknown_filter",
+        "count", "tojson", "is_number", "iif('a', 'b')", "title",
     ]
 
     /// Values that have broken parsers before: non-finite, huge, negative, wrong types, bad topics.
@@ -275,7 +279,10 @@ public struct MQTTFuzzer {
         if rng.bool() {
             return .list((0..<rng.below(4)).map { _ in randomValue(depth: depth + 1) })
         }
-        let keys = ["state", "brightness", "color_temp", "temperature", "position", "battery", "linkquality", "contact", "a", "x"]
+        let keys = [
+            "state", "brightness", "color_temp", "temperature", "position", "battery", "linkquality", "contact", "a", "x", "power",
+            "pm25", "Wifi", "wifi_sta", "Signal", "rssi",
+        ]
         var o: [String: Value] = [:]
         for _ in 0..<rng.below(5) { o[rng.pick(keys)] = randomValue(depth: depth + 1) }
         return .object(o)

@@ -75,6 +75,24 @@ export function describeDevice(device) {
           readings.push({ key: "lock", label: "Lock", text });
           break;
         }
+        case 0x0090: { // Electrical Power Measurement: ActivePower (0x0008) in mW
+          const n = number(attribute(trait, 0x0008));
+          readings.push({ key: "power", label: "Power", text: n === undefined ? "—" : `${fmt(n / 1000, 1)} W` });
+          break;
+        }
+        case 0x0091: { // Electrical Energy Measurement: CumulativeEnergyImported (0x0001) {Energy} in mWh
+          const e = attribute(trait, 0x0001);
+          const n = e && typeof e === "object" ? number(e.Energy ?? (e.value && e.value.Energy)) : undefined;
+          readings.push({ key: "energy", label: "Energy", text: n === undefined ? "—" : `${fmt(n / 1e6, 2)} kWh` });
+          break;
+        }
+        case 0x040d: case 0x042a: case 0x042d: case 0x042e: { // concentrations: MeasuredValue, MeasurementUnit (0x0008)
+          const label = { 0x040d: "CO₂", 0x042a: "PM2.5", 0x042d: "PM10", 0x042e: "TVOC" }[trait.id];
+          const unit = ["ppm", "ppb", "ppt", "mg/m³", "µg/m³", "ng/m³", "p/m³", "Bq/m³"][number(attribute(trait, 0x0008))];
+          const n = number(v);
+          readings.push({ key: label, label, text: n === undefined ? "—" : `${fmt(n, 0)}${unit ? " " + unit : ""}` });
+          break;
+        }
         default:
           break;
       }
