@@ -20,7 +20,7 @@ import Testing
         IsolatedPlugin(
             manifest: PluginManifest(id: id, name: id, version: ""),
             launch: .pluginHost(hearthd: hearthd, plugin: fixture(fixtureName), environment: childEnvironment),
-            pingInterval: pingInterval, pingTimeout: pingTimeout, clock: clock)
+            pingInterval: pingInterval, pingTimeout: pingTimeout, clock: clock, pingClock: clock)
     }
 
     /// Waits (bounded, a few seconds at most) until `condition` holds.
