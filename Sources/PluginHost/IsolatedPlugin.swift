@@ -129,11 +129,15 @@ public final class IsolatedPlugin: DriverPlugin {
 
     /// The clock ``stopGrace`` and ``helloTimeout`` are measured on.
     let clock: any Clock<Duration>
+    /// The clock the liveness pings run on: apart from `clock` (the hello and stop deadlines),
+    /// so a test can drive one without the other's sleepers in its way.
+    let pingClock: any Clock<Duration>
 
     public init(
         manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5),
         helloTimeout: Duration = IsolatedPlugin.defaultHelloTimeout, pingInterval: Duration = IsolatedPlugin.defaultPingInterval,
-        pingTimeout: Duration = IsolatedPlugin.defaultPingTimeout, clock: any Clock<Duration> = ContinuousClock()
+        pingTimeout: Duration = IsolatedPlugin.defaultPingTimeout, clock: any Clock<Duration> = ContinuousClock(),
+        pingClock: any Clock<Duration> = ContinuousClock()
     ) {
         self.manifest = manifest
         self.launch = launch
@@ -142,6 +146,7 @@ public final class IsolatedPlugin: DriverPlugin {
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
         self.clock = clock
+        self.pingClock = pingClock
     }
 
     /// Calls `observer` whenever a child starts, says hello or ends (the supervisor refreshes
@@ -251,29 +256,47 @@ public final class IsolatedPlugin: DriverPlugin {
     }
 
     /// Pings a child that answers pings every ``pingInterval`` and kills it when a ping is still
-    /// unanswered after ``pingTimeout`` (the reader loop then ends with the socket).
+    /// unanswered ``pingTimeout`` after it went out (the reader loop then ends with the socket).
+    ///
+    /// Pings go out at their interval whatever the timeout (a ping answered is done with; one
+    /// unanswered holds back the next until its deadline decides), so the watchdog sleeps until
+    /// the nearer of the next ping and the open deadline.
     func livenessWatchdog(_ process: ChildProcess) -> Task<Void, Never> {
-        Task.detached { [clock, pingInterval, pingTimeout] in
+        Task.detached { [pingClock, pingInterval, pingTimeout] in
             var ping: Int64 = 0
+            var untilPing = pingInterval
+            // Time left for the unanswered ping `ping`, nil when none is open.
+            var untilDeadline: Duration?
             while true {
-                do { try await clock.sleep(for: pingInterval) } catch { return }
-                let pinging = self.state.withLock { s in
-                    s.running?.process.pid == process.pid && s.running?.answersPings == true && s.running?.stopping == false
+                let step = untilDeadline.map { min($0, untilPing) } ?? untilPing
+                do { try await pingClock.sleep(for: step) } catch { return }
+                untilPing -= step
+                untilDeadline = untilDeadline.map { $0 - step }
+                let (answered, pinging) = self.state.withLock { s -> (Bool, Bool) in
+                    guard let r = s.running, r.process.pid == process.pid, !r.stopping else { return (true, false) }
+                    return (r.lastPong >= ping, r.answersPings)
                 }
-                guard pinging else { continue }
+                if answered {
+                    untilDeadline = nil
+                } else if let left = untilDeadline, left <= .zero {
+                    let hung = self.state.withLock { s -> Bool in
+                        guard let r = s.running, r.process.pid == process.pid, !r.stopping, r.lastPong < ping else { return false }
+                        s.running?.unresponsive = true
+                        return true
+                    }
+                    if hung {
+                        process.kill()
+                        return
+                    }
+                    untilDeadline = nil
+                }
+                guard untilPing <= .zero else { continue }
+                untilPing = pingInterval
+                guard pinging, untilDeadline == nil else { continue }
                 ping += 1
+                untilDeadline = pingTimeout
                 // A failed send means the child is gone: the reader loop sees that on its own.
                 try? process.channel.send(["type": "ping", "id": .int(ping)])
-                do { try await clock.sleep(for: pingTimeout) } catch { return }
-                let hung = self.state.withLock { s -> Bool in
-                    guard let r = s.running, r.process.pid == process.pid, !r.stopping, r.lastPong < ping else { return false }
-                    s.running?.unresponsive = true
-                    return true
-                }
-                if hung {
-                    process.kill()
-                    return
-                }
             }
         }
     }

@@ -1,7 +1,9 @@
 // A test fixture: a lamp whose `toggle` command crashes the process, by `fatalError` or by a
 // segmentation fault, or hangs it (`mode` in its configuration). Only ever run isolated.
 import DriverAPI
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import HomeModel
 import Synchronization
 
@@ -49,16 +51,13 @@ final class CrashingPlugin: DriverPlugin {
                 bad.pointee = 1
                 return .int(Int64(bad.pointee))
             case .hang:
-                // The lamp turns on (the test's sign that the hang begins), then blocking work on
-                // the concurrency pool, the way a plugin hangs for real: every pool thread waits
-                // forever, so nothing else in the process runs again.
+                // The lamp turns on (the test's sign that the hang begins), then the whole process
+                // stops, as a deadlocked one would: nothing in it runs again, pings included.
+                // (Blocking the concurrency pool's threads is not enough on Linux: libdispatch
+                // adds threads when its workers block, and the message loop answers again.)
                 lamp.withLock { $0 = true }
                 context.report("lamp", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(true))
-                let never = DispatchSemaphore(value: 0)
-                for _ in 0..<(4 * ProcessInfo.processInfo.activeProcessorCount + 4) {
-                    Task.detached { never.wait() }
-                }
-                never.wait()
+                raise(SIGSTOP)
                 return .null
             }
         default:
