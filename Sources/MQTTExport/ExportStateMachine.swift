@@ -1,4 +1,3 @@
-public import HomeCore
 public import HomeModel
 import Foundation
 

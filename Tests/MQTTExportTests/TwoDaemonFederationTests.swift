@@ -28,7 +28,7 @@ import Testing
             p.arguments = ["--config", config, "--plugins", TwoDaemonFederationTests.build]
             p.currentDirectoryURL = URL(fileURLWithPath: directory)
             log = directory + "/hearthd.log"
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             p.standardOutput = FileHandle.nullDevice
             p.standardInput = FileHandle.nullDevice
