@@ -139,6 +139,14 @@ public struct ExportStateMachine: Sendable {
             return [.invoke(CommandRequest(
                 device: id, deviceType: type, trait: LevelControlTrait.identifier, command: LevelControlTrait.Command.moveToLevelWithOnOff,
                 arguments: ["Level": .int(Int64(level)), "TransitionTime": .null, "OptionsMask": .int(0), "OptionsOverride": .int(0)]))]
+        case "lock":
+            guard let type = device.lockType else { return refuse("\(id) is not a lock") }
+            switch text.uppercased() {
+            case "LOCK": return [.invoke(CommandRequest(device: id, deviceType: type, trait: DoorLockTrait.identifier, command: DoorLockTrait.Command.lockDoor))]
+            case "UNLOCK":
+                return [.invoke(CommandRequest(device: id, deviceType: type, trait: DoorLockTrait.identifier, command: DoorLockTrait.Command.unlockDoor))]
+            default: return refuse("'\(text.prefix(40))' is not LOCK or UNLOCK")
+            }
         default:
             return refuse("unknown command topic '\(what.prefix(40))'")
         }

@@ -164,6 +164,19 @@ import Testing
         if case .refused = effects.first {} else { Issue.record("not refused: \(effects)") }
     }
 
+    @Test func anOptedInLockIsExportedAndTakesLockCommands() throws {
+        let (core, _) = ExportFixtures.core()
+        var m = ExportStateMachine(mapper: ExportMapper(topics: topics))
+        _ = m.devices(ExportPolicyHelper.exposed(core, policy: ExposurePolicy(devices: ["gpio:lock"])))
+        let out = published(m.connectedToBroker())
+        let slug = ExportTopics.slug("gpio:lock")
+        let config = ExportFixtures.json(try #require(out[topics.config("lock", "\(slug)_lock")]))
+        #expect(config["command_topic"] as? String == topics.command(slug, "lock"))
+        #expect(m.message(topic: topics.command(slug, "lock"), payload: Array("UNLOCK".utf8), retained: false)
+            == [.invoke(CommandRequest(device: "gpio:lock", deviceType: DoorLockDeviceType.identifier, trait: DoorLockTrait.identifier, command: DoorLockTrait.Command.unlockDoor))])
+        if case .refused = m.message(topic: topics.command(slug, "lock"), payload: Array("OPEN".utf8), retained: false).first {} else { Issue.record("OPEN not refused") }
+    }
+
     /// Hostile payloads and topics: thousands of random ones (seeded, so a failure repeats).
     /// None crashes, none but a well-formed command becomes a command, every other command-topic
     /// message is refused and counted.

@@ -58,7 +58,8 @@ import Testing
         let thermo = try #require(try await within(30, "A's thermometer on B with its reading") { () async -> DeviceSnapshot? in
             for await set in coreB.home(for: .system).discoveredDevices().batched() {
                 if let d = set.first(where: { $0.name == "Thermometer" }),
-                    d.snapshot.type(TemperatureSensorDeviceType.identifier)?.traits[TemperatureMeasurementTrait.identifier]?[TemperatureMeasurementTrait.Attribute.measuredValue] == .int(2150)
+                    d.snapshot.type(TemperatureSensorDeviceType.identifier)?.traits[TemperatureMeasurementTrait.identifier]?[TemperatureMeasurementTrait.Attribute.measuredValue] == .int(2150),
+                    d.snapshot.type(HumiditySensorDeviceType.identifier)?.traits[RelativeHumidityMeasurementTrait.identifier]?[RelativeHumidityMeasurementTrait.Attribute.measuredValue] != nil
                 {
                     return d.snapshot
                 }
