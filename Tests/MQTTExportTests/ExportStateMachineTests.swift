@@ -113,10 +113,15 @@ import Testing
         #expect(m.message(topic: stale, payload: [], retained: true).isEmpty, "the clearing itself is not cleared again")
         let ours = topics.config("switch", "\(ExportTopics.slug("gpio:relay"))_onoff")
         #expect(m.message(topic: ours, payload: Array("{}".utf8), retained: true).isEmpty)
-        // Before the device set is known nothing is cleared.
+        // Before the device set is known nothing is cleared; once it is, what is not ours is.
         var fresh = ExportStateMachine(mapper: ExportMapper(topics: topics))
         _ = fresh.connectedToBroker()
         #expect(fresh.message(topic: stale, payload: Array("{}".utf8), retained: true).isEmpty)
+        #expect(fresh.message(topic: ours, payload: Array("{}".utf8), retained: true).isEmpty)
+        let (core, _) = ExportFixtures.core()
+        let effects = fresh.devices(ExportPolicyHelper.exposed(core))
+        #expect(effects.contains(.publish(topic: stale, payload: [], retain: true)))
+        #expect(!effects.contains(.publish(topic: ours, payload: [], retain: true)))
     }
 
     @Test func homeAssistantsBirthRepublishesEverything() {
