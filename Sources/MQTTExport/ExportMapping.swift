@@ -11,7 +11,7 @@ import Foundation
 /// | discovery config | `homeassistant/switch/hearth_garage/gpio_relay_xxxxxxxx_onoff/config` |
 /// | state (JSON, retained) | `hearth/hearth_garage/gpio_relay_xxxxxxxx/state` |
 /// | availability (retained) | `hearth/hearth_garage/gpio_relay_xxxxxxxx/availability` |
-/// | commands | `…/gpio_relay_xxxxxxxx/onoff/set` (`ON`, `OFF`, `TOGGLE`), `…/brightness/set` (0–255) |
+/// | commands | `…/gpio_relay_xxxxxxxx/onoff/set` (`ON`, `OFF`, `TOGGLE`), `…/brightness/set` (0–255), `…/lock/set` (`LOCK`, `UNLOCK`) |
 /// | button events | `…/gpio_relay_xxxxxxxx/action` (`button_1_short_press`, …) |
 /// | this bridge (LWT) | `hearth/hearth_garage/bridge/availability` |
 ///
@@ -82,6 +82,8 @@ public struct ExportedDevice: Sendable, Hashable {
     /// The device type carrying On/Off and Level Control, for commands.
     public let onOffType: DeviceTypeID?
     public let levelType: DeviceTypeID?
+    /// The device type carrying Door Lock (exported only when the policy opts it in).
+    public let lockType: DeviceTypeID?
 }
 
 /// Maps devices (as the exposure policy shows them) to discovery configs and state.
@@ -123,6 +125,7 @@ public struct ExportMapper: Sendable {
         var state: [String: Any] = [:]
         var onOffType: DeviceTypeID?
         var levelType: DeviceTypeID?
+        var lockType: DeviceTypeID?
         var sensors: Set<String> = []
         let deviceBlock: [String: Any] = {
             var d: [String: Any] = [
@@ -209,6 +212,20 @@ public struct ExportMapper: Sendable {
                     "payload_on": "ON", "payload_off": "OFF",
                 ])
             }
+            if let lock = traits[DoorLockTrait.identifier], lockType == nil {
+                lockType = type.id
+                switch lock[DoorLockTrait.Attribute.lockState]?.intValue {
+                case 1: state["lock"] = "LOCKED"
+                case 2: state["lock"] = "UNLOCKED"
+                case 0: state["lock"] = "JAMMED"
+                default: break
+                }
+                entity("lock", "lock", nil, [
+                    "command_topic": topics.command(slug, "lock"), "value_template": "{{ value_json.lock }}",
+                    "payload_lock": "LOCK", "payload_unlock": "UNLOCK", "state_locked": "LOCKED", "state_unlocked": "UNLOCKED",
+                    "state_jammed": "JAMMED",
+                ])
+            }
             if let o = traits[OccupancySensingTrait.identifier] {
                 if let v = o[OccupancySensingTrait.Attribute.occupancy]?.intValue { state["occupancy"] = v & 1 == 1 ? "ON" : "OFF" }
                 entity("binary_sensor", "occupancy", "Occupancy", [
@@ -229,7 +246,8 @@ public struct ExportMapper: Sendable {
         }
         return ExportedDevice(
             id: device.id, slug: slug, configs: configs, state: Self.json(state),
-            online: device.sourceConnectivity.connectivityState != .offline, onOffType: onOffType, levelType: levelType)
+            online: device.sourceConnectivity.connectivityState != .offline, onOffType: onOffType, levelType: levelType,
+            lockType: lockType)
     }
 
     static let pressKinds = ["short_press", "long_press", "long_release", "double_press"]

@@ -1,4 +1,3 @@
-public import HomeCore
 public import HomeModel
 import Foundation
 
@@ -25,6 +24,8 @@ public struct ExportStateMachine: Sendable {
     public private(set) var connected = false
     /// Whether the device set was received once (stale configs are only cleaned after it).
     public private(set) var hasDevices = false
+    /// Configs in our namespace seen before the device set was known: judged once it is.
+    var staleCandidates: Set<String> = []
     /// Refused command payloads, counted.
     public private(set) var refusedCount = 0
 
@@ -54,7 +55,12 @@ public struct ExportStateMachine: Sendable {
         bySlug = Dictionary(next.values.map { ($0.slug, $0.id) }, uniquingKeysWith: { a, _ in a })
         configTopics = Set(next.values.flatMap { $0.configs.map(\.topic) }).union([mapper.bridgeConfig().topic])
         hasDevices = true
-        return connected ? effects : []
+        guard connected else { return [] }
+        for topic in staleCandidates.sorted() where !configTopics.contains(topic) {
+            effects.append(.publish(topic: topic, payload: [], retain: true))
+        }
+        staleCandidates = []
+        return effects
     }
 
     /// One device's state or connectivity changed (a device not exported is ignored).
@@ -99,7 +105,15 @@ public struct ExportStateMachine: Sendable {
         if topic.hasSuffix("/config") {
             // Our own namespace: a config we do not stand behind is stale (a device removed
             // while we were away); clear it. Empty payloads are the clearing itself.
-            guard hasDevices, !payload.isEmpty, !configTopics.contains(topic) else { return [] }
+            if payload.isEmpty {
+                staleCandidates.remove(topic)
+                return []
+            }
+            guard hasDevices else {
+                staleCandidates.insert(topic)
+                return []
+            }
+            guard !configTopics.contains(topic) else { return [] }
             return [.publish(topic: topic, payload: [], retain: true)]
         }
         if let (slug, what) = topics.parseCommand(topic) {
@@ -140,6 +154,14 @@ public struct ExportStateMachine: Sendable {
             return [.invoke(CommandRequest(
                 device: id, deviceType: type, trait: LevelControlTrait.identifier, command: LevelControlTrait.Command.moveToLevelWithOnOff,
                 arguments: ["Level": .int(Int64(level)), "TransitionTime": .null, "OptionsMask": .int(0), "OptionsOverride": .int(0)]))]
+        case "lock":
+            guard let type = device.lockType else { return refuse("\(id) is not a lock") }
+            switch text.uppercased() {
+            case "LOCK": return [.invoke(CommandRequest(device: id, deviceType: type, trait: DoorLockTrait.identifier, command: DoorLockTrait.Command.lockDoor))]
+            case "UNLOCK":
+                return [.invoke(CommandRequest(device: id, deviceType: type, trait: DoorLockTrait.identifier, command: DoorLockTrait.Command.unlockDoor))]
+            default: return refuse("'\(text.prefix(40))' is not LOCK or UNLOCK")
+            }
         default:
             return refuse("unknown command topic '\(what.prefix(40))'")
         }

@@ -13,7 +13,7 @@ import Synchronization
 /// ```
 final class MosquittoClient: @unchecked Sendable {
     // @unchecked: `handle` is a C pointer; libmosquitto guards the client with its own mutexes
-    // once threaded (mosquitto_threaded_set in start()). Everything else is immutable or a Mutex.
+    // once its network thread runs (mosquitto_loop_start in start()). Everything else is immutable or a Mutex.
 
     struct Options: Sendable {
         var host: String
@@ -109,7 +109,7 @@ final class MosquittoClient: @unchecked Sendable {
             return !s
         }
         guard first else { return }
-        mosquitto_threaded_set(handle, true)
+        // mosquitto_loop_start marks the client threaded itself (and refuses one already marked).
         let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepAlive))
         if rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_ERRNO.rawValue {
             throw Failure(description: "cannot connect to \(options.host):\(options.port): \(String(cString: mosquitto_strerror(rc)))")

@@ -44,8 +44,8 @@ import Testing
 
     @Test func withoutExposureSettingsTheRoutesSayNotFound() async throws {
         try await TestHome.with { home in
-            let token = try home.adminToken()
-            let reply = try await home.call("GET", "exposure", token: token)
+            let admin = try home.adminToken()
+            let reply = try await home.call("GET", "exposure", token: admin)
             #expect(reply.status == 404)
         }
     }

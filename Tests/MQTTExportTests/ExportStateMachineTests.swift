@@ -113,10 +113,15 @@ import Testing
         #expect(m.message(topic: stale, payload: [], retained: true).isEmpty, "the clearing itself is not cleared again")
         let ours = topics.config("switch", "\(ExportTopics.slug("gpio:relay"))_onoff")
         #expect(m.message(topic: ours, payload: Array("{}".utf8), retained: true).isEmpty)
-        // Before the device set is known nothing is cleared.
+        // Before the device set is known nothing is cleared; once it is, what is not ours is.
         var fresh = ExportStateMachine(mapper: ExportMapper(topics: topics))
         _ = fresh.connectedToBroker()
         #expect(fresh.message(topic: stale, payload: Array("{}".utf8), retained: true).isEmpty)
+        #expect(fresh.message(topic: ours, payload: Array("{}".utf8), retained: true).isEmpty)
+        let (core, _) = ExportFixtures.core()
+        let effects = fresh.devices(ExportPolicyHelper.exposed(core))
+        #expect(effects.contains(.publish(topic: stale, payload: [], retain: true)))
+        #expect(!effects.contains(.publish(topic: ours, payload: [], retain: true)))
     }
 
     @Test func homeAssistantsBirthRepublishesEverything() {
@@ -162,6 +167,19 @@ import Testing
         _ = m.connectedToBroker()
         let effects = m.message(topic: topics.command("gpio_lock_xxxx", "onoff"), payload: Array("ON".utf8), retained: false)
         if case .refused = effects.first {} else { Issue.record("not refused: \(effects)") }
+    }
+
+    @Test func anOptedInLockIsExportedAndTakesLockCommands() throws {
+        let (core, _) = ExportFixtures.core()
+        var m = ExportStateMachine(mapper: ExportMapper(topics: topics))
+        _ = m.devices(ExportPolicyHelper.exposed(core, policy: ExposurePolicy(devices: ["gpio:lock"])))
+        let out = published(m.connectedToBroker())
+        let slug = ExportTopics.slug("gpio:lock")
+        let config = ExportFixtures.json(try #require(out[topics.config("lock", "\(slug)_lock")]))
+        #expect(config["command_topic"] as? String == topics.command(slug, "lock"))
+        #expect(m.message(topic: topics.command(slug, "lock"), payload: Array("UNLOCK".utf8), retained: false)
+            == [.invoke(CommandRequest(device: "gpio:lock", deviceType: DoorLockDeviceType.identifier, trait: DoorLockTrait.identifier, command: DoorLockTrait.Command.unlockDoor))])
+        if case .refused = m.message(topic: topics.command(slug, "lock"), payload: Array("OPEN".utf8), retained: false).first {} else { Issue.record("OPEN not refused") }
     }
 
     /// Hostile payloads and topics: thousands of random ones (seeded, so a failure repeats).

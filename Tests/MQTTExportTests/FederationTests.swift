@@ -55,16 +55,18 @@ import Testing
         #expect(relay.pluginID == "mqtt")
         #expect(relay.manufacturer == "Acme" && relay.model == "R1")
         #expect(relay.types.map(\.id).contains(OnOffPlugInUnitDeviceType.identifier))
-        let thermo = try #require(try await within(30, "A's thermometer on B with its reading") { () async -> DeviceSnapshot? in
-            for await set in coreB.home(for: .system).discoveredDevices().batched() {
-                if let d = set.first(where: { $0.name == "Thermometer" }),
-                    d.snapshot.type(TemperatureSensorDeviceType.identifier)?.traits[TemperatureMeasurementTrait.identifier]?[TemperatureMeasurementTrait.Attribute.measuredValue] == .int(2150)
+        // Readings are attribute changes (they wake no device-list subscription): poll B's state.
+        let thermo = try await within(30, "A's thermometer on B with both readings") { () async throws -> DeviceSnapshot in
+            while true {
+                if let d = coreB.state.devices.values.first(where: { $0.name == "Thermometer" }),
+                    d.type(TemperatureSensorDeviceType.identifier)?.traits[TemperatureMeasurementTrait.identifier]?[TemperatureMeasurementTrait.Attribute.measuredValue] == .int(2150),
+                    d.type(HumiditySensorDeviceType.identifier)?.traits[RelativeHumidityMeasurementTrait.identifier]?[RelativeHumidityMeasurementTrait.Attribute.measuredValue] != nil
                 {
-                    return d.snapshot
+                    return d
                 }
+                try await Task.sleep(for: .milliseconds(20))
             }
-            return nil
-        })
+        }
         #expect(thermo.type(HumiditySensorDeviceType.identifier)?.traits[RelativeHumidityMeasurementTrait.identifier]?[RelativeHumidityMeasurementTrait.Attribute.measuredValue] == .int(4350))
         let lamp = try #require(try await within(30, "A's lamp on B") { await Self.discovered(coreB, named: "Lamp") })
         #expect(lamp.types.contains { $0.id == DimmableLightDeviceType.identifier })

@@ -28,7 +28,7 @@ import Testing
             p.arguments = ["--config", config, "--plugins", TwoDaemonFederationTests.build]
             p.currentDirectoryURL = URL(fileURLWithPath: directory)
             log = directory + "/hearthd.log"
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             p.standardOutput = FileHandle.nullDevice
             p.standardInput = FileHandle.nullDevice
@@ -118,7 +118,16 @@ import Testing
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
-        let home = try await Home.setup(url: URL(string: "http://127.0.0.1:\(apiPort)")!, code: code, password: "correct horse battery")
+        // The code file is written before the server listens: retry while it cannot be reached.
+        let home = try await within(30, "B's API") { () async throws -> Home in
+            while true {
+                do {
+                    return try await Home.setup(url: URL(string: "http://127.0.0.1:\(apiPort)")!, code: code, password: "correct horse battery")
+                } catch let e as HomeError where e.code.rawValue == "unreachable" {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
         func discovered(_ name: String) async throws -> HomeDevice {
             try await within(30, "\(name) discovered on B") { () async throws -> HomeDevice in
                 while true {
