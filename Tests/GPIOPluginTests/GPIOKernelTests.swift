@@ -41,6 +41,16 @@ struct GPIOKernelTests {
             task.cancel()
             _ = await task.result
         }
+
+        /// ``waitFor(_:_:_:)``, with the plugin's log in the failure.
+        func waitFor(_ id: DeviceID, _ condition: @escaping @Sendable (HomeDevice) -> Bool) async throws {
+            do {
+                try await GPIOPluginTests.waitFor(home, id, condition)
+            } catch {
+                Issue.record("the plugin's log: \(tap.logs.joined(separator: "\n"))")
+                throw error
+            }
+        }
     }
 
     static func start(_ lines: [Value], retry: String = "200ms") throws -> Running {
@@ -210,10 +220,13 @@ extension GPIOKernelTests {
         await plugin.stop()
     }
 
-    // Known bug (#15, open): with libgpiod 1.6 on a kernel gpio-sim chip, the contact goes offline
-    // when its chip is removed but the relay on the same chip never does (the simulated-chip test
-    // `chipThatDisappears_…` passes). Disabled so the rest of the kernel run stays meaningful.
-    @Test(.disabled("known bug: a removed chip's relay is not taken offline with libgpiod 1.6 (issue #15)"))
+    // Known bug (#15, open): with libgpiod 1.6 on kernel 6.1's gpio-sim, after `live` 0 neither
+    // the contact nor the relay goes offline within 60 s, and the test process then hangs (the
+    // VM had to be killed); the simulated-chip test `chipThatDisappears_…` passes. Closing v1
+    // line fds after the removal does not hang (gpiomon/gpioset exit normally): the plugin's
+    // own path (checkChips / LibgpiodChip.isPresent / release) is the suspect. Disabled so the
+    // rest of the kernel run stays meaningful.
+    @Test(.disabled("known bug: a removed chip's devices are not taken offline with libgpiod 1.6 (issue #15)"))
     func aChipRemovedAndAddedAgain_takesItsDevicesOffline_andBackOnline() async throws {
         let label = "hearth-gone-\(getpid())"
         let sim = try SimChip(name: label, lines: 2, label: label)
@@ -225,27 +238,24 @@ extension GPIOKernelTests {
         let door = DeviceID(plugin: "gpio", local: "door")
         let pump = DeviceID(plugin: "gpio", local: "pump")
         let online = { @Sendable (d: HomeDevice) in d.snapshot.sourceConnectivity.connectivityState == .online }
-        try await waitFor(plugin.home, door) { online($0) && $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(false) }
-        try await waitFor(plugin.home, pump) { online($0) }
+        try await plugin.waitFor(door) { online($0) && $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(false) }
+        try await plugin.waitFor(pump) { online($0) }
         try sim.setLive(false)
-        try await waitFor(plugin.home, door) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
-        try await waitFor(plugin.home, pump) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
+        try await plugin.waitFor(door) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
+        try await plugin.waitFor(pump) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
         #expect(plugin.tap.logs.contains { $0.contains("GPIO chip '\(label)' (\(sim.chip), \(label)) is gone") }, "\(plugin.tap.logs)")
         try sim.setLive(true)
-        try await waitFor(plugin.home, door) { online($0) }
-        try await waitFor(plugin.home, pump) { online($0) }
+        try await plugin.waitFor(door) { online($0) }
+        try await plugin.waitFor(pump) { online($0) }
         try sim.setPull(0, "pull-up")
-        try await waitFor(plugin.home, door) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(true) }
+        try await plugin.waitFor(door) { $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(true) }
         _ = try await plugin.home.invoke(
             CommandRequest(device: pump, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
-        try await waitFor(plugin.home, pump) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true) }
+        try await plugin.waitFor(pump) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(true) }
         await plugin.stop()
     }
 
-    // Known race (#15, open): under load the plugin's request right after "released by gpioset"
-    // can still find the line busy, and then waits for the next retry (ten minutes here).
-    @Test(.disabled("known race: a line released by another process can be re-requested too early (issue #15)"))
-    func linesClaimedAndReleasedByGpiosetWhileRunning_areNoticed_logged_andTakenAtOnce() async throws {
+    @Test func linesClaimedAndReleasedByGpiosetWhileRunning_areNoticed_logged_andTakenAtOnce() async throws {
         let sim = try SimChip(name: "claim-\(getpid())", lines: 3)
         defer { sim.remove() }
         var lampWatch = try LineWatch(chip: sim.chip, offsets: [1])

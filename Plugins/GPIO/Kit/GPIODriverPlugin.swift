@@ -58,7 +58,11 @@ public final class GPIODriverPlugin<C: Clock>: DriverPlugin where C.Duration == 
 final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     struct Chips: Sendable {
         var open: [String: any GPIOChip] = [:]
+        /// The next attempt at the lines not in use; only ever brought forward (``Runtime/retry(after:)``).
         var retryAt: C.Instant?
+        /// After another process released a line a device waits for: which step of
+        /// ``Runtime/promptBackoff`` the next failed attempt waits, nil outside such a series.
+        var promptStep: Int?
         /// The next look at whether the open chips are still there.
         var presenceAt: C.Instant?
         /// A line stopped delivering events: look at the chips now.
@@ -185,8 +189,24 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
             }
             chip.close()
         }
-        chips.withLock { $0.retryAt = clock.now.advanced(by: config.retry.duration) }
+        retry(after: config.retry.duration)
+    }
+
+    /// Schedules an attempt at the lines not in use no later than `delay` from now: an earlier
+    /// attempt already scheduled stays (a release noticed while a request was failing must not
+    /// be pushed back to the next `retry`).
+    func retry(after delay: Duration) {
+        let at = clock.now.advanced(by: delay)
+        chips.withLock { c in c.retryAt = c.retryAt.map { min($0, at) } ?? at }
         scheduler.poke()
+    }
+
+    /// How long to wait before trying a released line again when it is still busy: the
+    /// releasing process may hold it a moment longer (a request right after its release can
+    /// lose to the kernel or to a process that takes it back), so a few quick attempts first,
+    /// then every `retry` again.
+    static var promptBackoff: [Duration] {
+        [.milliseconds(20), .milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(500), .seconds(1)]
     }
 
     // MARK: Lines other processes claim and release
@@ -209,7 +229,11 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     func lineChanged(_ change: GPIOLineChange, chip chipName: String, spec: String) {
         let key = "\(spec)/\(change.offset)"
         let lines = chips.withLock { $0.lines }
-        let waiting = devices.filter { d in lines[d.localID]?.contains(key) == true && d.failure?.code == .busy }
+        // Devices that need this line and do not have it: refused as busy, or with a request
+        // under way right now (its failure is not recorded yet).
+        let waiting = devices.filter { d in
+            lines[d.localID]?.contains(key) == true && !d.isAcquired && d.failure?.isRetryable != false
+        }
         let place = "line \(change.offset) of GPIO chip \(chipName)"
         switch change.kind {
         case .requested:
@@ -223,8 +247,8 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
             let then = waiting.isEmpty ? "" : "; requesting it for \(waiting.map { "'\($0.localID)'" }.joined(separator: ", ")) now"
             context.log(.info, "GPIO: \(place) was released by '\(previous)'\(then)", device: waiting.first?.localID)
             guard !waiting.isEmpty else { return }
-            chips.withLock { $0.retryAt = clock.now }
-            scheduler.poke()
+            chips.withLock { $0.promptStep = 0 }
+            retry(after: .zero)
         case .reconfigured:
             return
         }
@@ -246,7 +270,7 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Requests every line not yet in use; failures are logged once each and retried later.
     func acquireAll() {
-        var retry = false
+        var again = false
         for device in devices where !device.isAcquired {
             if device.failure.map({ !$0.isRetryable }) == true { continue }
             do throws(GPIOError) {
@@ -268,13 +292,20 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
                     context.log(.error, "GPIO device '\(device.localID)': \(error.message)\(later)", device: device.localID)
                 }
                 context.setConnectivity(.offline, device: device.localID)
-                if error.isRetryable { retry = true }
+                if error.isRetryable { again = true }
             }
         }
-        if retry {
-            chips.withLock { $0.retryAt = clock.now.advanced(by: config.retry.duration) }
-            scheduler.poke()
+        let delay = chips.withLock { c -> Duration? in
+            guard again else {
+                c.promptStep = nil
+                return nil
+            }
+            guard let step = c.promptStep else { return config.retry.duration }
+            let backoff = Self.promptBackoff
+            c.promptStep = step + 1 < backoff.count ? step + 1 : nil
+            return min(backoff[step], config.retry.duration)
         }
+        if let delay { retry(after: delay) }
     }
 
     func chip(_ spec: String) throws(GPIOError) -> any GPIOChip {

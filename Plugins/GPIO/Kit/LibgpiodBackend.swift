@@ -16,12 +16,18 @@ public final class LibgpiodBackend: GPIOChipBackend {
         let line: CHandle
         let fd: Int32
         let onEdge: @Sendable (GPIOEdge) -> Void
+        /// The chip went away: no longer polled, but still held until its owner releases it
+        /// (from the plugin's side, which also closes the chip; never from the monitor).
+        var lost = false
     }
 
-    /// A chip whose line-info descriptor is polled: `drain` reads its pending changes.
+    /// A chip whose line-info descriptor is polled: `drain` reads its pending changes and
+    /// says whether the chip is still there.
     struct InfoWatch {
         let fd: Int32
-        let drain: @Sendable () -> Void
+        let drain: @Sendable () -> Bool
+        /// The chip went away: no longer polled (its descriptor would report it forever).
+        var lost = false
     }
 
     struct State {
@@ -133,12 +139,12 @@ public final class LibgpiodBackend: GPIOChipBackend {
             if stopping { return }
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             var ids: [Int] = []
-            for (id, w) in watches {
+            for (id, w) in watches where !w.lost {
                 fds.append(pollfd(fd: w.fd, events: Int16(POLLIN | POLLPRI), revents: 0))
                 ids.append(id)
             }
-            let infos = Array(infoWatches.values)
-            for w in infos { fds.append(pollfd(fd: w.fd, events: Int16(POLLIN), revents: 0)) }
+            let infos = infoWatches.filter { !$0.value.lost }.map { (id: $0.key, watch: $0.value) }
+            for (_, w) in infos { fds.append(pollfd(fd: w.fd, events: Int16(POLLIN), revents: 0)) }
             let n = poll(&fds, nfds_t(fds.count), -1)
             if n < 0 {
                 if errno == EINTR { continue }
@@ -157,7 +163,8 @@ public final class LibgpiodBackend: GPIOChipBackend {
                     handler = w.onEdge
                     let got = events.withUnsafeMutableBufferPointer { hg_line_read_events(w.line.pointer, $0.baseAddress, 16) }
                     if got < 0 {
-                        // The line is gone (chip unplugged): stop polling it.
+                        // The line is gone (chip unplugged): stop polling it; the plugin
+                        // releases it when it closes the chip.
                         dropWatch = true
                         return
                     }
@@ -167,16 +174,22 @@ public final class LibgpiodBackend: GPIOChipBackend {
                 }
                 if dropWatch {
                     let onLost = state.withLock { s in
-                        s.watches[id] = nil
+                        s.watches[id]?.lost = true
                         return s.onLost
                     }
                     onLost?()
                 }
                 if let handler { for edge in delivered { handler(edge) } }
             }
-            for (i, w) in infos.enumerated() where fds[ids.count + 1 + i].revents != 0 {
+            for (i, info) in infos.enumerated() where fds[ids.count + 1 + i].revents != 0 {
                 if fds[ids.count + 1 + i].revents & Int16(POLLNVAL) != 0 { continue }
-                w.drain()
+                if !info.watch.drain() {
+                    let onLost = state.withLock { s in
+                        s.infoWatches[info.id]?.lost = true
+                        return s.onLost
+                    }
+                    onLost?()
+                }
             }
         }
     }
@@ -242,20 +255,23 @@ final class LibgpiodChip: GPIOChip {
             return w.id == nil
         }
         if register {
-            let id = backend.addInfoWatch(LibgpiodBackend.InfoWatch(fd: fd, drain: { [weak self] in self?.drainInfo() }))
+            let id = backend.addInfoWatch(LibgpiodBackend.InfoWatch(fd: fd, drain: { [weak self] in self?.drainInfo() ?? false }))
             watcher.withLock { $0.id = id }
         }
         return true
     }
 
-    /// Reads the pending line-info changes and tells the watcher (after the chip's lock).
-    func drainInfo() {
+    /// Reads the pending line-info changes and tells the watcher (after the chip's lock);
+    /// false when the chip is gone (its descriptor reports that on every poll).
+    func drainInfo() -> Bool {
         var changes: [GPIOLineChange] = []
-        chip.withLock { c in
-            guard let c else { return }
+        let present = chip.withLock { c -> Bool in
+            guard let c else { return true }
             var event = hg_info_event()
             for _ in 0..<64 {
-                guard hg_chip_read_info_event(c.pointer, &event) > 0 else { break }
+                let r = hg_chip_read_info_event(c.pointer, &event)
+                if r == -ENODEV || r == -ENXIO { return false }
+                guard r > 0 else { break }
                 let consumer = withUnsafeBytes(of: event.consumer) { raw in
                     String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
                 }
@@ -267,9 +283,12 @@ final class LibgpiodChip: GPIOChip {
                     }
                 changes.append(GPIOLineChange(offset: Int(event.offset), kind: kind, consumer: consumer, timestampNanoseconds: event.timestamp_ns))
             }
+            return true
         }
-        guard let onChange = watcher.withLock({ $0.onChange }) else { return }
-        for change in changes { onChange(change) }
+        if let onChange = watcher.withLock({ $0.onChange }) {
+            for change in changes { onChange(change) }
+        }
+        return present
     }
 
     func offset(ofLineNamed lineName: String) -> Int? {

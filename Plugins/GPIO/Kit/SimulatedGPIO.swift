@@ -113,6 +113,14 @@ public final class GPIOSimulator: Sendable {
         }
     }
 
+    /// Lets go of a line held with ``hold(chip:line:consumer:)`` (the other process ends).
+    public func unhold(chip: String, line: String) {
+        state.withLock { s in
+            guard let c = s.chips[chip], let i = Self.index(of: line, in: c) else { return }
+            s.chips[chip]!.lines[i].consumer = nil
+        }
+    }
+
     /// A text rendering of every line: `sim0 3 GPIO3 output value=1 consumer=hearth`.
     public func render() -> String {
         state.withLock { s in
