@@ -131,7 +131,9 @@ struct CollectingLogHandler: LogHandler {
     }
 
     @Test func a_kept_alive_connection_is_closed_after_the_idle_timeout() async throws {
-        let limits = ConnectionLimits(headerTimeout: .seconds(30), idleTimeout: .milliseconds(700), maxConnections: 16)
+        // 2 s: long enough that a loaded 2-core machine answers the first request before it (it
+        // failed at 700 ms under a parallel run), short enough for the 8 s read to see the close.
+        let limits = ConnectionLimits(headerTimeout: .seconds(30), idleTimeout: .seconds(2), maxConnections: 16)
         try await TestHome.with(configuration: .init(host: "127.0.0.1", port: 0, connections: limits)) { home in
             let port = home.port
             let (status, closed) = try await blocking {
