@@ -132,11 +132,11 @@ final class WebSocketMux: Sendable {
                         try? await outbound.close(.normalClosure, reason: nil)
                     }
                     group.addTask {
+                        // One reader per socket: a device its subscriptions all receive is decoded once.
+                        var reader = ServerMessageReader(decoder: HearthConnection.decoder)
                         do {
                             for try await message in inbound.messages(maxSize: 1 << 24) {
-                                guard case .text(let text) = message,
-                                    let m = try? HearthConnection.decoder.decode(WSServerMessage.self, from: Data(text.utf8))
-                                else { continue }
+                                guard case .text(let text) = message, let m = reader.read(text) else { continue }
                                 self.route(m, socket: number)
                             }
                         } catch {

@@ -67,6 +67,8 @@ public struct HearthServer: Service {
     let exposure: ExposureSettings?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
+    /// Each device state's JSON, encoded once for every WebSocket subscription that sends it.
+    let deviceText: DeviceTextCache
 
     /// How many WebSockets are open now (each carries any number of subscriptions).
     public var openWebSocketCount: Int { sockets.count }
@@ -91,6 +93,7 @@ public struct HearthServer: Service {
     ) {
         self.exposure = exposure
         self.core = core
+        self.deviceText = DeviceTextCache(catalog: core.catalog)
         self.access = access
         self.configuration = configuration
         self.pluginStatuses = pluginStatuses

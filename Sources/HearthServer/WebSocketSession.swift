@@ -151,21 +151,36 @@ actor WebSocketSession {
         }
         let catalog = server.core.catalog
         let home = self.home
-        let device: @Sendable (HomeDevice) -> WireDevice = { WireDevice($0.snapshot, catalog: catalog) }
+        // Messages are encoded in the subscription's own task, before the hop to this actor, so
+        // a socket's subscriptions encode in parallel; devices come from the server-wide text.
+        let text = WebSocketText(devices: server.deviceText)
         let body: @Sendable () async -> Finish
         switch query {
         case .devices(let mode), .discovered(let mode):
             let source = query.name == .devices ? home.devices() : home.discoveredDevices()
-            body = { await self.pump(id, source, mode, wire: { .devices($0.map(device)) }, element: { .device(device($0)) }) }
+            body = {
+                await self.pump(
+                    id, source, mode, set: { version, set in try text.set(.snapshot, id: id, version: version, set.map(\.snapshot)) },
+                    element: { kind, d in try text.element(kind, id: id, d.snapshot) })
+            }
         case .rooms(let mode):
-            body = { await self.pump(id, home.rooms(), mode, wire: { .rooms($0) }, element: { .room($0) }) }
+            body = {
+                await self.pump(
+                    id, home.rooms(), mode, set: { version, set in try WebSocketText.text(.snapshot(id: id, version: version, .rooms(set))) },
+                    element: { kind, r in try WebSocketText.text(.element(kind, id: id, .room(r))) })
+            }
         case .structures(let mode):
-            body = { await self.pump(id, home.structures(), mode, wire: { .structures($0) }, element: { .structure($0) }) }
+            body = {
+                await self.pump(
+                    id, home.structures(), mode,
+                    set: { version, set in try WebSocketText.text(.snapshot(id: id, version: version, .structures(set))) },
+                    element: { kind, s in try WebSocketText.text(.element(kind, id: id, .structure(s))) })
+            }
         case .device(let deviceID):
             _ = try home.currentDevice(id: deviceID)
             body = {
                 for await d in home.device(id: deviceID) {
-                    guard await self.send(.device(id: id, device(d))) else { return .socketClosed }
+                    guard await self.send(text: try? text.element(.device, id: id, d.snapshot)) else { return .socketClosed }
                 }
                 return await self.isLive ? .end(.deviceRemoved, "the device was removed or is no longer visible") : .end(.permissionDenied, "access was revoked")
             }
@@ -174,7 +189,8 @@ actor WebSocketSession {
             // changed since the last message (the core coalesces per device while we write).
             body = {
                 for await changed in home.changedDevices() {
-                    guard await self.send(.changed(id: id, version: changed.version, devices: changed.devices.map(device))) else { return .socketClosed }
+                    let out = try? text.set(.changed, id: id, version: changed.version, changed.devices.map(\.snapshot))
+                    guard await self.send(text: out) else { return .socketClosed }
                 }
                 return await self.endOfSource()
             }
@@ -184,12 +200,13 @@ actor WebSocketSession {
                 var seen: [DeviceID: WireDevice] = [:]
                 for await changed in home.changedDevices() {
                     var deltas: [DeviceDelta] = []
-                    for d in changed.devices.map(device) {
+                    for d in changed.devices.map({ WireDevice($0.snapshot, catalog: catalog) }) {
                         if let delta = DeviceDelta.between(seen[d.id], d) { deltas.append(delta) }
                         seen[d.id] = d
                     }
                     if deltas.isEmpty && !seen.isEmpty { continue }
-                    guard await self.send(.delta(id: id, version: changed.version, changes: deltas)) else { return .socketClosed }
+                    let out = try? WebSocketText.text(.delta(id: id, version: changed.version, changes: deltas))
+                    guard await self.send(text: out) else { return .socketClosed }
                 }
                 return await self.endOfSource()
             }
@@ -198,7 +215,7 @@ actor WebSocketSession {
             if let deviceID { _ = try home.currentDevice(id: deviceID) }
             body = {
                 for await e in home.events(device: deviceID, trait: trait) {
-                    guard await self.send(.event(id: id, WireEvent(e, catalog: catalog))) else { return .socketClosed }
+                    guard await self.send(text: try? WebSocketText.text(.event(id: id, WireEvent(e, catalog: catalog)))) else { return .socketClosed }
                 }
                 return await self.endOfSource()
             }
@@ -222,26 +239,27 @@ actor WebSocketSession {
         await send(.end(id: id, reason: reason, message: message))
     }
 
-    /// Sends a set subscription's updates: whole sets (`batched`) or changes (`stream`).
+    /// Sends a set subscription's updates: whole sets (`batched`) or changes (`stream`), each
+    /// message made by `set` (a version and the sorted set) or `element` (`added`, `updated`).
     nonisolated func pump<E: HomeElement>(
-        _ id: String, _ query: Query<E>, _ mode: SubscriptionMode, wire: @escaping @Sendable ([E]) -> SetSnapshot,
-        element: @escaping @Sendable (E) -> SetElement
+        _ id: String, _ query: Query<E>, _ mode: SubscriptionMode, set: (UInt64, [E]) throws -> String,
+        element: (WSServerMessage.Kind, E) throws -> String
     ) async -> Finish where E.ID: Comparable {
         switch mode {
         case .batched:
-            for await set in query.batched() {
-                guard await send(.snapshot(id: id, version: set.version, wire(set.sorted { $0.id < $1.id }))) else { return .socketClosed }
+            for await s in query.batched() {
+                guard await send(text: try? set(s.version, s.sorted { $0.id < $1.id })) else { return .socketClosed }
             }
         case .stream:
             for await change in query.stream() {
-                let out: WSServerMessage
+                let out: String?
                 switch change {
-                case .snapshot(let set): out = .snapshot(id: id, version: set.version, wire(set.sorted { $0.id < $1.id }))
-                case .added(let e): out = .added(id: id, element(e))
-                case .updated(let e): out = .updated(id: id, element(e))
-                case .removed(let key): out = .removed(id: id, key: "\(key)")
+                case .snapshot(let s): out = try? set(s.version, s.sorted { $0.id < $1.id })
+                case .added(let e): out = try? element(.added, e)
+                case .updated(let e): out = try? element(.updated, e)
+                case .removed(let key): out = try? WebSocketText.text(.removed(id: id, key: "\(key)"))
                 }
-                guard await send(out) else { return .socketClosed }
+                guard await send(text: out) else { return .socketClosed }
             }
         }
         return await endOfSource()
@@ -250,10 +268,20 @@ actor WebSocketSession {
     /// Sends one message; false once the socket is closed.
     @discardableResult
     func send(_ message: WSServerMessage) async -> Bool {
+        await send(text: try? WebSocketText.text(message))
+    }
+
+    /// Writes one encoded message (nil: it could not be encoded, which ends the socket's
+    /// sending as a failed write does); false once the socket is closed.
+    @discardableResult
+    func send(text: String?) async -> Bool {
         guard !closed else { return false }
+        guard let text else {
+            closed = true
+            return false
+        }
         do {
-            let data = try APIResponse.encoder.encode(message)
-            try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
+            try await outbound.write(.text(text))
             return true
         } catch {
             closed = true

@@ -243,13 +243,8 @@ extension HomeState {
     }
 
     mutating func report(_ id: DeviceID, _ r: AttributeReport, at: UInt64, catalog: Catalog, into outcome: inout HomeOutcome) {
-        // Which trees hold the device (the value copy is released before the edit starts).
-        guard let commissioning = devices[id]?.commissioning else {
-            outcome.rejected.append((id, "unknown", "report for unknown device \(id) (publish it first)"))
-            return
-        }
         if let refusal = Self.refusal(of: r, catalog: catalog) {
-            outcome.rejected.append((id, refusal.key, refusal.message))
+            outcome.rejected.append(devices[id] == nil ? Self.unknown(id) : (id, refusal.key, refusal.message))
             return
         }
         // Both slots are edited in place (one lookup each, the key is never removed and
@@ -257,16 +252,14 @@ extension HomeState {
         // `subscript(_:)`'s: swift-collections 1.6.0 prepares the latter with an `_UnsafePath`
         // taken before it copies a node that a snapshot shares, and its debug assertions then
         // read that old node, which a subscriber dropping its snapshot on another thread may
-        // have freed (the debug build crashed under report churn). The default is never used:
-        // the key is present.
-        let edit: ReportEdit
-        if commissioning == .commissioned {
-            edit = Self.applyReport(r, to: &devices[id, default: .vacancy], sharedWith: &commissioned[id, default: .vacancy])
-        } else {
-            var unshared = DeviceSnapshot.vacancy
-            edit = Self.applyReport(r, to: &devices[id, default: .vacancy], sharedWith: &unshared)
-        }
+        // have freed (the debug build crashed under report churn). No lookup comes before the
+        // edit (one per report was a tenth of the report's cost): a device that is not there
+        // gets the default, which is taken out again at once.
+        let edit = Self.applyReport(r, to: &devices[id, default: .vacancy], commissioned: &commissioned)
         switch edit {
+        case .unknownDevice:
+            devices.removeValue(forKey: id)
+            outcome.rejected.append(Self.unknown(id))
         case .noSuchTrait:
             lastSeen[id] = at
             outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(catalog.trait(r.trait)?.name ?? r.trait.hex)"))
@@ -279,8 +272,13 @@ extension HomeState {
         }
     }
 
+    static func unknown(_ id: DeviceID) -> (device: DeviceID?, key: String, message: String) {
+        (id, "unknown", "report for unknown device \(id) (publish it first)")
+    }
+
     /// What a report did to its device.
     enum ReportEdit {
+        case unknownDevice
         case noSuchTrait
         case unchanged
         case changed(DeviceChangeKind)
@@ -300,6 +298,20 @@ extension HomeState {
             }
             return nil
         }
+    }
+
+    /// Applies one report to the device in `slot` (from ``devices``, ``DeviceSnapshot/vacancy``
+    /// when there is none) and, for a commissioned device, to its copy in `commissioned`.
+    static func applyReport(
+        _ r: AttributeReport, to slot: inout DeviceSnapshot, commissioned: inout TreeDictionary<DeviceID, DeviceSnapshot>
+    ) -> ReportEdit {
+        guard !slot.isVacancy else { return .unknownDevice }
+        if slot.commissioning == .commissioned {
+            let id = slot.id
+            return applyReport(r, to: &slot, sharedWith: &commissioned[id, default: .vacancy])
+        }
+        var unshared = DeviceSnapshot.vacancy
+        return applyReport(r, to: &slot, sharedWith: &unshared)
     }
 
     /// Applies one report to a device held in `slot` (from ``devices``) and, for a commissioned
@@ -388,6 +400,9 @@ extension HomeState {
 extension DeviceSnapshot {
     /// Stands in a dictionary slot while its device is edited (never seen outside: no storage).
     static let vacancy = DeviceSnapshot(id: DeviceID(rawValue: ""), name: "", types: [])
+
+    /// Whether this is ``vacancy`` (no device has an empty ID).
+    var isVacancy: Bool { id.rawValue.isEmpty }
 }
 
 extension TraitState {

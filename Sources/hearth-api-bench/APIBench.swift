@@ -91,12 +91,34 @@ struct APIBench {
             "GET /devices with \(deviceCount) devices: \(requestCount) requests in \(String(format: "%.2f", seconds(listTime))) s = "
                 + "\(String(format: "%.0f", Double(requestCount) / seconds(listTime))) req/s")
 
-        // 2. Fan-out: every socket follows devices (stream); the admin renames one device repeatedly.
+        // 2. Fan-out: every subscriber follows devices (stream); the admin renames one device
+        // repeatedly. First 20 subscriptions of one client (one socket carries them all), then
+        // 20 clients with one subscription each (a socket each).
+        let system = core.home(for: .system)
         let target = DeviceID(plugin: "bench", local: "lamp-0")
+        let rename: @Sendable (String) throws -> Void = { try system.edit(.renameDevice(target, name: $0)) }
+        let (oneTime, oneDelivered) = try await fanOut(
+            Array(repeating: home, count: socketCount), rename: rename, changes: changeCount, final: "Final Lamp")
+        print(
+            "WebSocket fan-out: \(changeCount + 1) changes to \(socketCount) stream subscribers in \(String(format: "%.2f", oneTime)) s "
+                + "(\(oneDelivered) messages, \(String(format: "%.0f", Double(oneDelivered) / oneTime)) msg/s)")
+        let clients = (0..<socketCount).map { _ in Home(connection: HearthConnection(baseURL: url, token: admin.token)) }
+        let (manyTime, manyDelivered) = try await fanOut(clients, rename: rename, changes: changeCount, final: "Final Lamp 2")
+        print(
+            "WebSocket fan-out, a socket per subscriber: \(changeCount + 1) changes to \(socketCount) clients in \(String(format: "%.2f", manyTime)) s "
+                + "(\(manyDelivered) messages, \(String(format: "%.0f", Double(manyDelivered) / manyTime)) msg/s)")
+        serverTask.cancel()
+    }
+
+    /// Subscribes each of `homes` to devices (stream), renames the device `changes` times and
+    /// then to `final`, and waits until every subscriber saw `final`: seconds taken, messages delivered.
+    static func fanOut(
+        _ homes: [HearthClient.Home], rename: @Sendable (String) throws -> Void, changes: Int, final: String
+    ) async throws -> (Double, Int) {
         let ready = AsyncStream<Void>.makeStream()
         let done = AsyncStream<Int>.makeStream()
         var watchers: [Task<Void, Never>] = []
-        for _ in 0..<socketCount {
+        for home in homes {
             watchers.append(
                 Task {
                     var seen = 0
@@ -107,26 +129,23 @@ struct APIBench {
                             announced = true
                             ready.continuation.yield()
                         }
-                        if case .updated(let d) = change, d.name == "Final Lamp" { break }
-                        if case .snapshot(let set, _) = change, set.contains(where: { $0.name == "Final Lamp" }) { break }
+                        if case .updated(let d) = change, d.name == final { break }
+                        if case .snapshot(let set, _) = change, set.contains(where: { $0.name == final }) { break }
                     }
                     done.continuation.yield(seen)
                 })
         }
         var readyIterator = ready.stream.makeAsyncIterator()
-        for _ in 0..<socketCount { _ = await readyIterator.next() }
-        let system = core.home(for: .system)
-        start = clock.now
-        for i in 0..<changeCount { try system.edit(.renameDevice(target, name: i % 2 == 0 ? "Lamp A" : "Lamp B")) }
-        try system.edit(.renameDevice(target, name: "Final Lamp"))
+        for _ in homes { _ = await readyIterator.next() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        for i in 0..<changes { try rename(i % 2 == 0 ? "Lamp A" : "Lamp B") }
+        try rename(final)
         var doneIterator = done.stream.makeAsyncIterator()
         var delivered = 0
-        for _ in 0..<socketCount { delivered += await doneIterator.next() ?? 0 }
-        let fanTime = clock.now - start
-        print(
-            "WebSocket fan-out: \(changeCount + 1) changes to \(socketCount) stream subscribers in \(String(format: "%.2f", seconds(fanTime))) s "
-                + "(\(delivered) messages, \(String(format: "%.0f", Double(delivered) / seconds(fanTime))) msg/s)")
+        for _ in homes { delivered += await doneIterator.next() ?? 0 }
+        let time = seconds(clock.now - start)
         for w in watchers { w.cancel() }
-        serverTask.cancel()
+        return (time, delivered)
     }
 }

@@ -76,6 +76,33 @@ import Testing
         #expect(outcome.isEmpty)
     }
 
+    /// A report for a device that is not there leaves no key behind in either tree (the edit
+    /// reaches the slot without a lookup first), and says `unknown` even when its value is bad.
+    @Test func reportForUnknownDeviceLeavesTheTreesAsTheyWere() throws {
+        var state = HomeState()
+        _ = try state.apply(.publish(plugin: "p", Fixtures.lamp(commission: Fixtures.inKitchen)), catalog: catalog)
+        _ = try state.apply(.publish(plugin: "p", Fixtures.thermometer(celsius100: 2150)), catalog: catalog)
+        let (devices, commissioned, lastSeen) = (state.devices, state.commissioned, state.lastSeen)
+        let ghost = AttributeReport(localID: "ghost", trait: OnOffTrait.identifier, attribute: OnOffTrait.Attribute.onOff, value: true)
+        let badGhost = AttributeReport(
+            localID: "ghost", trait: TemperatureMeasurementTrait.identifier,
+            attribute: TemperatureMeasurementTrait.Attribute.measuredValue, value: .int(99_999))
+        let outcome = try state.apply(.report(plugin: "p", [ghost, badGhost], at: 3), catalog: catalog)
+        #expect(outcome.rejected.map(\.key) == ["unknown", "unknown"])
+        #expect(outcome.isEmpty)
+        #expect(state.devices == devices && state.commissioned == commissioned && state.lastSeen == lastSeen)
+        #expect(state.devices["p:ghost"] == nil && state.devices[DeviceID(rawValue: "")] == nil)
+        // The known devices still take reports, in both trees for the commissioned one.
+        let on = AttributeReport(localID: "lamp", trait: OnOffTrait.identifier, attribute: OnOffTrait.Attribute.onOff, value: true)
+        #expect(try state.apply(.report(plugin: "p", [on], at: 4), catalog: catalog).devices.map(\.1) == [.attributes])
+        #expect(state.devices["p:lamp"] == state.commissioned["p:lamp"])
+        #expect(state.commissioned["p:lamp"]?.type(OnOffLightDeviceType.identifier)?.traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == true)
+        let warm = AttributeReport(
+            localID: "thermo", trait: TemperatureMeasurementTrait.identifier, attribute: TemperatureMeasurementTrait.Attribute.measuredValue, value: .int(2200))
+        #expect(try state.apply(.report(plugin: "p", [warm], at: 5), catalog: catalog).devices.map(\.1) == [.attributes])
+        #expect(state.commissioned["p:thermo"] == nil)
+    }
+
     @Test func connectivityGoesOfflineAndBackOnlineWithTheNextReport() throws {
         var state = HomeState()
         _ = try state.apply(.publish(plugin: "p", Fixtures.lamp()), catalog: catalog)

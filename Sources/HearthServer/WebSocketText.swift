@@ -1,0 +1,108 @@
+import Foundation
+import HearthAPI
+import HomeModel
+import Synchronization
+
+/// The JSON text of devices on the WebSocket, encoded once per state of a device and shared by
+/// every subscription that sends that state (on one socket or on many).
+///
+/// One change reaches each subscriber that sees the device as the same ``DeviceSnapshot``;
+/// encoding it once makes the fan-out's cost per subscriber a copy of bytes instead of a run of
+/// `JSONEncoder`. An entry is reused only for a snapshot equal to the one it was made from, so a
+/// principal whose view of the device differs never gets another's text. One entry per device,
+/// at most `capacity` devices (all are dropped when a new device would exceed it).
+final class DeviceTextCache: Sendable {
+    struct Entry: Sendable {
+        let snapshot: DeviceSnapshot
+        let text: String
+    }
+
+    let entries = Mutex<[DeviceID: Entry]>([:])
+    let catalog: Catalog
+    let capacity: Int
+
+    init(catalog: Catalog, capacity: Int = 4096) {
+        self.catalog = catalog
+        self.capacity = capacity
+    }
+
+    /// The device's JSON, as `APIResponse.encoder` writes a ``WireDevice``.
+    func text(_ snapshot: DeviceSnapshot) throws -> String {
+        if let entry = entries.withLock({ $0[snapshot.id] }), entry.snapshot == snapshot { return entry.text }
+        let text = String(decoding: try APIResponse.encoder.encode(WireDevice(snapshot, catalog: catalog)), as: UTF8.self)
+        entries.withLock { e in
+            if e.count >= capacity, e[snapshot.id] == nil { e.removeAll(keepingCapacity: true) }
+            e[snapshot.id] = Entry(snapshot: snapshot, text: text)
+        }
+        return text
+    }
+
+    var count: Int { entries.withLock { $0.count } }
+}
+
+/// Server messages as the text written to the socket: the bytes `APIResponse.encoder` gives for
+/// the ``WSServerMessage`` (sorted keys), a test checks. Messages that carry devices are put
+/// together from each device's shared text (``DeviceTextCache``); the others are encoded.
+struct WebSocketText: Sendable {
+    let devices: DeviceTextCache
+
+    /// Any message, through the encoder.
+    static func text(_ message: WSServerMessage) throws -> String {
+        String(decoding: try APIResponse.encoder.encode(message), as: UTF8.self)
+    }
+
+    /// `added`, `updated` or `device`: `{"device":…,"id":…,"type":…}`.
+    func element(_ kind: WSServerMessage.Kind, id: String, _ device: DeviceSnapshot) throws -> String {
+        precondition(kind == .added || kind == .updated || kind == .device, "\(kind) carries no single device")
+        let d = try devices.text(device)
+        let i = try Self.quoted(id)
+        var out = ""
+        out.reserveCapacity(d.utf8.count + i.utf8.count + 32)
+        out += #"{"device":"#
+        out += d
+        out += #","id":"#
+        out += i
+        out += #","type":""#
+        out += kind.rawValue
+        out += #""}"#
+        return out
+    }
+
+    /// `snapshot` (of devices) or `changed`: `{"devices":[…],"id":…,"type":…,"version":…}`.
+    func set(_ kind: WSServerMessage.Kind, id: String, version: UInt64, _ set: [DeviceSnapshot]) throws -> String {
+        precondition(kind == .snapshot || kind == .changed, "\(kind) carries no device list")
+        let texts = try set.map { try devices.text($0) }
+        let i = try Self.quoted(id)
+        var out = ""
+        out.reserveCapacity(texts.reduce(64 + i.utf8.count) { $0 + $1.utf8.count + 1 })
+        out += #"{"devices":["#
+        for (n, t) in texts.enumerated() {
+            if n > 0 { out += "," }
+            out += t
+        }
+        out += #"],"id":"#
+        out += i
+        out += #","type":""#
+        out += kind.rawValue
+        out += #"","version":"#
+        out += String(version)
+        out += "}"
+        return out
+    }
+
+    /// A string as a JSON string literal, as the encoder writes it.
+    static func quoted(_ s: String) throws -> String {
+        // The encoder escapes control characters, `"`, `\` and `/`; anything else is copied.
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != UInt8(ascii: "/") }) {
+            return "\"" + s + "\""
+        }
+        return String(decoding: try APIResponse.encoder.encode(s), as: UTF8.self)
+    }
+}
+
+extension WSServerMessage {
+    /// `added` or `updated` for a set subscription's element.
+    static func element(_ kind: Kind, id: String, _ e: SetElement) -> WSServerMessage {
+        kind == .added ? .added(id: id, e) : .updated(id: id, e)
+    }
+}
