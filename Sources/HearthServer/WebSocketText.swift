@@ -8,36 +8,47 @@ import Synchronization
 ///
 /// One change reaches each subscriber that sees the device as the same ``DeviceSnapshot``;
 /// encoding it once makes the fan-out's cost per subscriber a copy of bytes instead of a run of
-/// `JSONEncoder`. An entry is reused only for a snapshot equal to the one it was made from, so a
-/// principal whose view of the device differs never gets another's text. One entry per device,
-/// at most `capacity` devices (all are dropped when a new device would exceed it).
+/// `JSONEncoder`. Subscribers drain at their own pace, so at one moment they send different
+/// recent states of a device: a few are kept per device. An entry is reused only for a snapshot
+/// equal to the one it was made from, so a principal whose view of the device differs never
+/// gets another's text. Bounded: `perDevice` states of at most `capacity` devices (all are
+/// dropped when a new device would exceed it).
 final class DeviceTextCache: Sendable {
     struct Entry: Sendable {
         let snapshot: DeviceSnapshot
         let text: String
     }
 
-    let entries = Mutex<[DeviceID: Entry]>([:])
+    /// Recent states by device, newest last.
+    let entries = Mutex<[DeviceID: [Entry]]>([:])
     let catalog: Catalog
     let capacity: Int
+    let perDevice: Int
 
-    init(catalog: Catalog, capacity: Int = 4096) {
+    init(catalog: Catalog, capacity: Int = 4096, perDevice: Int = 8) {
         self.catalog = catalog
         self.capacity = capacity
+        self.perDevice = perDevice
     }
 
     /// The device's JSON, as `APIResponse.encoder` writes a ``WireDevice``.
     func text(_ snapshot: DeviceSnapshot) throws -> String {
-        if let entry = entries.withLock({ $0[snapshot.id] }), entry.snapshot == snapshot { return entry.text }
+        // Compared outside the lock: the lock only hands out and takes in entries.
+        let recent = entries.withLock { $0[snapshot.id] } ?? []
+        if let hit = recent.last(where: { $0.snapshot == snapshot }) { return hit.text }
         let text = String(decoding: try APIResponse.encoder.encode(WireDevice(snapshot, catalog: catalog)), as: UTF8.self)
         entries.withLock { e in
             if e.count >= capacity, e[snapshot.id] == nil { e.removeAll(keepingCapacity: true) }
-            e[snapshot.id] = Entry(snapshot: snapshot, text: text)
+            var states = e[snapshot.id] ?? []
+            if states.count >= perDevice { states.removeFirst(states.count - perDevice + 1) }
+            states.append(Entry(snapshot: snapshot, text: text))
+            e[snapshot.id] = states
         }
         return text
     }
 
-    var count: Int { entries.withLock { $0.count } }
+    /// How many device states are kept.
+    var count: Int { entries.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 }
 
 /// Server messages as the text written to the socket: the bytes `APIResponse.encoder` gives for

@@ -47,11 +47,11 @@ import Testing
     }
 
     @Test func a_device_state_is_encoded_once_and_a_changed_one_again() throws {
-        let cache = DeviceTextCache(catalog: .standard, capacity: 2)
+        let cache = DeviceTextCache(catalog: .standard, capacity: 2, perDevice: 2)
         let off = Self.lamp(on: false)
         let first = try cache.text(off)
         #expect(try cache.text(off) == first)
-        #expect(cache.entries.withLock { $0[off.id]?.snapshot } == off)
+        #expect(cache.entries.withLock { $0[off.id]?.map(\.snapshot) } == [off])
         // Another state of the same device (or another principal's view of it) is never served
         // the old text.
         let on = Self.lamp(on: true)
@@ -59,11 +59,15 @@ import Testing
         #expect(second != first)
         #expect(second == String(decoding: try APIResponse.encoder.encode(WireDevice(on, catalog: .standard)), as: UTF8.self))
         #expect(try cache.text(off) == first)
-        #expect(cache.count == 1, "one entry per device")
+        #expect(cache.count == 2, "two recent states of the device")
+        let dim = Self.lamp(on: true, level: 0.1)
+        _ = try cache.text(dim)
+        #expect(cache.entries.withLock { $0[off.id]?.map(\.snapshot) } == [on, dim], "the oldest state made room")
         // Bounded: a third device over the capacity of two starts the cache afresh.
         _ = try cache.text(Self.lamp("b", on: true))
-        #expect(cache.count == 2)
+        #expect(cache.entries.withLock { $0.count } == 2)
         _ = try cache.text(Self.lamp("c", on: true))
+        #expect(cache.entries.withLock { $0.count } == 1)
         #expect(cache.count == 1)
     }
 
