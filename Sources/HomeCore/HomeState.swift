@@ -252,9 +252,9 @@ extension HomeState {
         // `subscript(_:)`'s: swift-collections 1.6.0 prepares the latter with an `_UnsafePath`
         // taken before it copies a node that a snapshot shares, and its debug assertions then
         // read that old node, which a subscriber dropping its snapshot on another thread may
-        // have freed (the debug build crashed under report churn). No lookup comes before the
-        // edit (one per report was a tenth of the report's cost): a device that is not there
-        // gets the default, which is taken out again at once.
+        // have freed (the debug build crashed under report churn). No read of the slot comes
+        // before the edit (one descent of the tree per report, not two): a device that is not
+        // there gets the default, which is taken out again at once.
         let edit = Self.applyReport(r, to: &devices[id, default: .vacancy], commissioned: &commissioned)
         switch edit {
         case .unknownDevice:
