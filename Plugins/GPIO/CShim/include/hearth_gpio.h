@@ -85,7 +85,8 @@ int hg_chip_read_info_event(hg_chip *chip, hg_info_event *event);
 /// before releasing the lines of a chip that is gone: Linux before 6.5 (Debian 12's 6.1)
 /// dereferences the removed chip when it tells watchers of a release (a NULL-pointer oops in
 /// gpio_desc_to_lineinfo that leaves the releasing thread dead and the chip's notifier locked).
-/// The chip stays open for hg_chip_name/label and hg_chip_close; other calls fail with -ENODEV.
+/// hg_chip_name/label/num_lines and hg_chip_close still work; with libgpiod 2 other calls then
+/// fail with -ENODEV (with 1.6 they reach the kernel, which says ENODEV for a removed chip).
 void hg_chip_unwatch(hg_chip *chip);
 
 /// Requests a line as an input with edge events on both edges.
