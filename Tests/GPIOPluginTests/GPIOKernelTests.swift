@@ -220,13 +220,7 @@ extension GPIOKernelTests {
         await plugin.stop()
     }
 
-    // Known bug (#15, open): with libgpiod 1.6 on kernel 6.1's gpio-sim, after `live` 0 neither
-    // the contact nor the relay goes offline within 60 s, and the test process then hangs (the
-    // VM had to be killed); the simulated-chip test `chipThatDisappears_…` passes. Closing v1
-    // line fds after the removal does not hang (gpiomon/gpioset exit normally): the plugin's
-    // own path (checkChips / LibgpiodChip.isPresent / release) is the suspect. Disabled so the
-    // rest of the kernel run stays meaningful.
-    @Test(.disabled("known bug: a removed chip's devices are not taken offline with libgpiod 1.6 (issue #15)"))
+    @Test
     func aChipRemovedAndAddedAgain_takesItsDevicesOffline_andBackOnline() async throws {
         let label = "hearth-gone-\(getpid())"
         let sim = try SimChip(name: label, lines: 2, label: label)
@@ -239,7 +233,8 @@ extension GPIOKernelTests {
         let pump = DeviceID(plugin: "gpio", local: "pump")
         let online = { @Sendable (d: HomeDevice) in d.snapshot.sourceConnectivity.connectivityState == .online }
         try await plugin.waitFor(door) { online($0) && $0.value(BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue) == .bool(false) }
-        try await plugin.waitFor(pump) { online($0) }
+        // Published devices start online: wait until the relay's line is really requested.
+        try await plugin.waitFor(pump) { online($0) && $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(false) }
         try sim.setLive(false)
         try await plugin.waitFor(door) { $0.snapshot.sourceConnectivity.connectivityState == .offline }
         try await plugin.waitFor(pump) { $0.snapshot.sourceConnectivity.connectivityState == .offline }

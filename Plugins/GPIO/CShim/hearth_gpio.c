@@ -158,6 +158,9 @@ int hg_chip_line_consumer(hg_chip *chip, unsigned int offset, char *buffer, size
 int hg_chip_watch_line(hg_chip *chip, unsigned int offset) { return ops->chip_watch_line(chip, offset); }
 int hg_chip_info_fd(hg_chip *chip) { return ops->chip_info_fd(chip); }
 int hg_chip_read_info_event(hg_chip *chip, hg_info_event *event) { return ops->chip_read_info_event(chip, event); }
+void hg_chip_unwatch(hg_chip *chip) {
+    if (chip) ops->chip_unwatch(chip);
+}
 
 hg_line *hg_line_request_input(hg_chip *chip, unsigned int offset, const char *consumer, int active_low, int bias,
                                unsigned int debounce_us, int *error) {

@@ -151,6 +151,13 @@ static int chip_read_info_event(hg_chip *chip, hg_info_event *event) {
     return 1;
 }
 
+// The watches live on a descriptor of their own: closing it ends them (the kernel's unwatch
+// ioctl fails on a removed chip).
+static void chip_unwatch(hg_chip *chip) {
+    if (CHIP(chip)->watch_fd >= 0) close(CHIP(chip)->watch_fd);
+    CHIP(chip)->watch_fd = -1;
+}
+
 static int bias_flags(int bias) {
     switch (bias) {
     case HG_BIAS_DISABLED: return V1_FLAG_BIAS_DISABLE;
@@ -261,6 +268,7 @@ static const hg_ops v1_ops = {
     .chip_watch_line = chip_watch_line,
     .chip_info_fd = chip_info_fd,
     .chip_read_info_event = chip_read_info_event,
+    .chip_unwatch = chip_unwatch,
     .request_input = request_input,
     .request_output = request_output,
     .get_value = get_value,

@@ -139,15 +139,30 @@ static hg_chip *chip_open(const char *path, int *error) {
 }
 
 static void chip_close(hg_chip *chip) {
-    g.chip_close(CHIP(chip)->chip);
+    if (CHIP(chip)->chip) g.chip_close(CHIP(chip)->chip);
     free(chip);
 }
+
+// libgpiod 2 keeps the watches on the chip's own descriptor (the kernel's unwatch ioctl fails
+// on a removed chip): closing the chip ends them. Line requests have descriptors of their own
+// and stay valid; the name, label and line count are kept here.
+static void chip_unwatch(hg_chip *chip) {
+    if (CHIP(chip)->chip) g.chip_close(CHIP(chip)->chip);
+    CHIP(chip)->chip = NULL;
+    CHIP(chip)->watching = 0;
+}
+
+#define NEED_CHIP(c, result)             \
+    do {                                 \
+        if (!CHIP(c)->chip) return result; \
+    } while (0)
 
 static const char *chip_name(hg_chip *chip) { return CHIP(chip)->name; }
 static const char *chip_label(hg_chip *chip) { return CHIP(chip)->label; }
 static unsigned int chip_num_lines(hg_chip *chip) { return CHIP(chip)->num_lines; }
 
 static int chip_find_line(hg_chip *chip, const char *name) {
+    NEED_CHIP(chip, -ENODEV);
     errno = 0;
     int offset = g.chip_get_line_offset_from_name(CHIP(chip)->chip, name);
     if (offset < 0) return errno > 0 ? -errno : -ENOENT;
@@ -156,6 +171,7 @@ static int chip_find_line(hg_chip *chip, const char *name) {
 
 static int chip_line_consumer(hg_chip *chip, unsigned int offset, char *buffer, size_t size) {
     if (size > 0) buffer[0] = 0;
+    NEED_CHIP(chip, -ENODEV);
     errno = 0;
     struct gpiod_line_info *info = g.chip_get_line_info(CHIP(chip)->chip, offset);
     if (!info) return -hg_saved_errno();
@@ -167,6 +183,7 @@ static int chip_line_consumer(hg_chip *chip, unsigned int offset, char *buffer, 
 }
 
 static int chip_watch_line(hg_chip *chip, unsigned int offset) {
+    NEED_CHIP(chip, -ENODEV);
     errno = 0;
     struct gpiod_line_info *info = g.chip_watch_line_info(CHIP(chip)->chip, offset);
     if (!info) return errno == EBUSY ? 0 : -hg_saved_errno();  // EBUSY: already watched
@@ -175,9 +192,10 @@ static int chip_watch_line(hg_chip *chip, unsigned int offset) {
     return 0;
 }
 
-static int chip_info_fd(hg_chip *chip) { return CHIP(chip)->watching ? g.chip_get_fd(CHIP(chip)->chip) : -1; }
+static int chip_info_fd(hg_chip *chip) { return CHIP(chip)->watching && CHIP(chip)->chip ? g.chip_get_fd(CHIP(chip)->chip) : -1; }
 
 static int chip_read_info_event(hg_chip *chip, hg_info_event *event) {
+    NEED_CHIP(chip, -ENODEV);
     int fd = g.chip_get_fd(CHIP(chip)->chip);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, 1, 0) <= 0) return 0;
@@ -211,6 +229,11 @@ static int bias_value(int bias) {
 /// Requests one line with `settings` (consumed), as an input (with an event buffer) or not.
 static hg_line *request(hg_chip *chip, unsigned int offset, const char *consumer, struct gpiod_line_settings *settings,
                         int is_input, int *error) {
+    if (!CHIP(chip)->chip) {
+        g.line_settings_free(settings);
+        *error = ENODEV;
+        return NULL;
+    }
     struct gpiod_line_config *line_config = g.line_config_new();
     struct gpiod_request_config *request_config = g.request_config_new();
     v2_line *result = calloc(1, sizeof *result);
@@ -320,6 +343,7 @@ static const hg_ops v2_ops = {
     .chip_watch_line = chip_watch_line,
     .chip_info_fd = chip_info_fd,
     .chip_read_info_event = chip_read_info_event,
+    .chip_unwatch = chip_unwatch,
     .request_input = request_input,
     .request_output = request_output,
     .get_value = get_value,

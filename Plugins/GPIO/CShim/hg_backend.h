@@ -18,6 +18,7 @@ typedef struct hg_ops {
     int (*chip_watch_line)(hg_chip *chip, unsigned int offset);
     int (*chip_info_fd)(hg_chip *chip);
     int (*chip_read_info_event)(hg_chip *chip, hg_info_event *event);
+    void (*chip_unwatch)(hg_chip *chip);
     hg_line *(*request_input)(hg_chip *chip, unsigned int offset, const char *consumer, int active_low, int bias,
                               unsigned int debounce_us, int *error);
     hg_line *(*request_output)(hg_chip *chip, unsigned int offset, const char *consumer, int active_low, int value,

@@ -78,10 +78,17 @@ public protocol GPIOChip: Sendable {
     /// Asks the kernel to report when the line is requested, released or reconfigured by
     /// anyone; `onChange` is called from the backend's monitor. False when the backend cannot.
     func watchLine(_ offset: Int, onChange: @escaping @Sendable (GPIOLineChange) -> Void) -> Bool
+
+    /// Ends every line watch of ``watchLine(_:onChange:)``; returns once the monitor no longer
+    /// looks at them. The plugin calls it before releasing the lines of a chip that is gone:
+    /// Linux before 6.5 (Debian 12's 6.1) oopses when a line of a removed chip is released
+    /// while someone watches that chip's lines.
+    func stopWatching()
 }
 
 extension GPIOChip {
     public var isPresent: Bool { true }
+    public func stopWatching() {}
     public func watchLine(_ offset: Int, onChange: @escaping @Sendable (GPIOLineChange) -> Void) -> Bool { false }
 }
 

@@ -178,6 +178,8 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
         }
         guard !gone.isEmpty else { return }
         for (spec, chip) in gone {
+            // Before any line of it is released: see GPIOChip.stopWatching.
+            chip.stopWatching()
             let error = GPIOError(
                 .chipNotFound, "GPIO chip '\(spec)' (\(chip.name), \(chip.label)) is gone (unplugged, or its driver removed); its devices are offline until it returns")
             for device in devices where device.config.chip == spec && device.isAcquired {
@@ -450,11 +452,13 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     func shutdown() {
-        for device in devices { device.release() }
         let open = chips.withLock { c in
             defer { c.open = [:] }
             return Array(c.open.values)
         }
+        // A chip may have gone unnoticed since the last look: see GPIOChip.stopWatching.
+        for chip in open { chip.stopWatching() }
+        for device in devices { device.release() }
         for chip in open { chip.close() }
     }
 }

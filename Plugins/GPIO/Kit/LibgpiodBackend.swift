@@ -36,6 +36,10 @@ public final class LibgpiodBackend: GPIOChipBackend {
         var nextID = 0
         var stopping = false
         var onLost: (@Sendable () -> Void)?
+        /// The monitor thread while its loop runs, and how many times the loop has begun a
+        /// poll: a pass that begins after a watch was removed no longer polls its descriptor.
+        var monitorThread: pthread_t?
+        var pass = 0
     }
 
     /// Registered inputs. Event reads happen under this lock too, so a release never frees a
@@ -119,9 +123,20 @@ public final class LibgpiodBackend: GPIOChipBackend {
         return id
     }
 
+    /// Stops polling a line-info descriptor and returns once the monitor's poll has let go of
+    /// it (at most 2 s), so that closing it afterwards ends the kernel's watch at once: a file
+    /// a `poll()` still holds is released only when that poll returns.
     func removeInfoWatch(_ id: Int) {
-        state.withLock { _ = $0.infoWatches.removeValue(forKey: id) }
+        let (thread, pass) = state.withLock { s in
+            _ = s.infoWatches.removeValue(forKey: id)
+            return (s.monitorThread, s.pass)
+        }
         wake()
+        guard let thread, pthread_equal(thread, pthread_self()) == 0 else { return }
+        for _ in 0..<2000 {
+            if state.withLock({ $0.monitorThread == nil || $0.pass > pass }) { return }
+            usleep(1000)
+        }
     }
 
     /// Stops watching and releases the line, under the lock the monitor reads with.
@@ -134,8 +149,13 @@ public final class LibgpiodBackend: GPIOChipBackend {
 
     func loop() {
         var events = [hg_event](repeating: hg_event(), count: 16)
+        state.withLock { $0.monitorThread = pthread_self() }
+        defer { state.withLock { $0.monitorThread = nil } }
         while true {
-            let (stopping, watches, infoWatches) = state.withLock { ($0.stopping, $0.watches, $0.infoWatches) }
+            let (stopping, watches, infoWatches) = state.withLock { s in
+                s.pass += 1
+                return (s.stopping, s.watches, s.infoWatches)
+            }
             if stopping { return }
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             var ids: [Int] = []
@@ -368,6 +388,18 @@ final class LibgpiodChip: GPIOChip {
         }
         guard let handle else { throw failure(error, offset) }
         return LibgpiodOutput(line: handle, description: where_(offset))
+    }
+
+    func stopWatching() {
+        if let id = watcher.withLock({ w -> Int? in
+            defer { w = (nil, nil) }
+            return w.id
+        }) {
+            backend.removeInfoWatch(id)
+        }
+        chip.withLock { c in
+            if let c { hg_chip_unwatch(c.pointer) }
+        }
     }
 
     func close() {

@@ -81,6 +81,13 @@ int hg_chip_info_fd(hg_chip *chip);
 /// Reads one pending status change without blocking: 1, 0 when none, or a negative errno
 /// (-ENODEV: the chip is gone).
 int hg_chip_read_info_event(hg_chip *chip, hg_info_event *event);
+/// Ends every line-info watch on this chip by closing the descriptor that holds them. Call it
+/// before releasing the lines of a chip that is gone: Linux before 6.5 (Debian 12's 6.1)
+/// dereferences the removed chip when it tells watchers of a release (a NULL-pointer oops in
+/// gpio_desc_to_lineinfo that leaves the releasing thread dead and the chip's notifier locked).
+/// hg_chip_name/label/num_lines and hg_chip_close still work; with libgpiod 2 other calls then
+/// fail with -ENODEV (with 1.6 they reach the kernel, which says ENODEV for a removed chip).
+void hg_chip_unwatch(hg_chip *chip);
 
 /// Requests a line as an input with edge events on both edges.
 /// debounce_us > 0 asks the kernel to debounce where the backend supports it.
