@@ -198,19 +198,6 @@ extension AutomationEngine {
         }
     }
 
-    func nextInstant(_ t: TimeStarter, after: Date) -> Date? {
-        if let at = t.at.flatMap(LocalTime.init(parsing:)) {
-            let days = t.days.map { Set($0.compactMap(LocalTime.weekday)) }
-            return at.next(after: after, days: days, zone: timeZone)
-        }
-        if let every = t.every { return LocalTime.nextEvery(after: after, every: every, zone: timeZone) }
-        if let once = t.once.flatMap(LocalTime.parseDateTime) {
-            let date = LocalTime.calendar(timeZone).date(from: once)
-            return date.flatMap { $0 > after ? $0 : nil }
-        }
-        return nil
-    }
-
     func planSchedule(_ id: String, _ s: CompiledStarter, _ t: TimeStarter, after: Date, due fixed: Date? = nil) {
         let key = "\(id)|\(s.index)"
         scheduleTasks[key]?.cancel()
@@ -223,7 +210,7 @@ extension AutomationEngine {
             }
             return
         }
-        guard let due = fixed ?? nextInstant(t, after: after) else { return }
+        guard let due = fixed ?? t.nextInstant(after: after, in: timeZone) else { return }
         let timerID = "schedule|\(key)"
         let cause = RunTrace.Cause(starter: s.id, description: "time \(t.at ?? t.every?.description ?? t.once ?? "") (due \(Self.stamp(due, timeZone)))")
         saveTimer(StoredTimer(id: timerID, automationID: id, kind: "schedule", dueAt: due, payloadJSON: Self.json(TimerPayload(starterIndex: s.index, cause: cause))))

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A time of day (second resolution), and the calendar arithmetic of time starters in a time
 /// zone: nonexistent local times (a DST gap) run at the first valid instant after; repeated
@@ -51,7 +51,13 @@ struct LocalTime: Hashable, Sendable {
                     after: start, matching: DateComponents(hour: hour, minute: minute, second: second),
                     matchingPolicy: .nextTime, repeatedTimePolicy: .first, direction: .forward)
             else { return nil }
-            if days == nil || days!.contains(cal.component(.weekday, from: candidate)) { return candidate }
+            // The second occurrence of a repeated local time (the hour that comes twice when
+            // clocks go back) is skipped: the same wall time 30 or 60 minutes earlier fired.
+            let wall = cal.dateComponents([.year, .month, .day, .hour, .minute, .second], from: candidate)
+            let repeated = [1800.0, 3600.0].contains {
+                cal.dateComponents([.year, .month, .day, .hour, .minute, .second], from: candidate.addingTimeInterval(-$0)) == wall
+            }
+            if !repeated, days == nil || days!.contains(cal.component(.weekday, from: candidate)) { return candidate }
             start = candidate
         }
         return nil
@@ -79,5 +85,21 @@ struct LocalTime: Hashable, Sendable {
         case (nil, let b?): return now < b
         case (let a?, let b?): return a <= b ? (now >= a && now < b) : (now >= a || now < b)
         }
+    }
+}
+
+extension TimeStarter {
+    /// The first instant strictly after `after` at which this starter fires, in `zone`: a time
+    /// inside a DST gap fires at the first valid instant after it; a repeated time fires once.
+    public func nextInstant(after: Date, in zone: TimeZone) -> Date? {
+        if let at = at.flatMap(LocalTime.init(parsing:)) {
+            let days = days.map { Set($0.compactMap(LocalTime.weekday)) }
+            return at.next(after: after, days: days, zone: zone)
+        }
+        if let every { return LocalTime.nextEvery(after: after, every: every, zone: zone) }
+        if let once = once.flatMap(LocalTime.parseDateTime) {
+            return LocalTime.calendar(zone).date(from: once).flatMap { $0 > after ? $0 : nil }
+        }
+        return nil
     }
 }
