@@ -72,6 +72,12 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: settings),
+        // Scenes' recall lives in HomeCore; automations (issue 18): compiler/validator, engine on the
+        // core's lossless change tap, durable timers, traces.
+        .target(
+            name: "HomeAutomation",
+            dependencies: ["HomeCore", pluginKit, logging, .product(name: "HashTreeCollections", package: "swift-collections")],
+            swiftSettings: settings),
         // The core's queries and subscriptions as OpenCombine publishers.
         .target(
             name: "HomeCombine",
@@ -93,7 +99,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HomeCore", "HearthAPI", pluginKit, logging,
+                "HomeCore", "HomeAutomation", "HearthAPI", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -125,7 +131,7 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
-                "MQTTExport",
+                "MQTTExport", "HomeAutomation",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -293,6 +299,14 @@ let package = Package(
             dependencies: ["HomeCore", pluginKit, .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "HashTreeCollections", package: "swift-collections")],
             swiftSettings: settings),
         .testTarget(
+            name: "HomeAutomationTests",
+            dependencies: [
+                "HomeAutomation", "HomeCore", "HomeStorage", "HearthConfiguration", "GPIOKit", "MQTTPlugin", "TestSupport", pluginKit, driverTesting,
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
             name: "HomeCombineTests",
             dependencies: ["HomeCombine", "HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: settings),
@@ -306,7 +320,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", pluginKit, driverTesting, grdb, logging,
+                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", "HomeAutomation", pluginKit, driverTesting, grdb, logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

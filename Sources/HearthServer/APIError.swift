@@ -49,6 +49,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let e as APIError {
             return APIResponse.json(WireErrorBody(error: e.error), status: e.status)
+        } catch let e as IssuesError {
+            return e.render()
         } catch let e as HomeError {
             return APIResponse.json(WireErrorBody(error: e), status: APIError.status(for: WireErrorCode(e.code)))
         } catch let e as any HTTPResponseError {

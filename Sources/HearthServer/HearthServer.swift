@@ -1,5 +1,6 @@
 public import HearthAPI
 public import HomeCore
+public import HomeAutomation
 public import Logging
 public import ServiceLifecycle
 import HomeModel
@@ -65,6 +66,9 @@ public struct HearthServer: Service {
     let metrics: (@Sendable () -> [UInt8])?
     /// What leaves the house (`/exposure`); nil: the routes answer 404.
     let exposure: ExposureSettings?
+    /// Scenes (`/scenes`) and automations (`/automations`); nil: those routes answer 404.
+    let scenes: SceneBook?
+    let automations: AutomationEngine?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
     /// Each device state's JSON, encoded once for every WebSocket subscription that sends it.
@@ -89,9 +93,12 @@ public struct HearthServer: Service {
         pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
-        recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil
+        recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil,
+        scenes: SceneBook? = nil, automations: AutomationEngine? = nil
     ) {
         self.exposure = exposure
+        self.scenes = scenes
+        self.automations = automations
         self.core = core
         self.deviceText = DeviceTextCache(catalog: core.catalog)
         self.access = access

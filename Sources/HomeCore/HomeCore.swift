@@ -54,6 +54,8 @@ public final class HomeCore: Sendable {
         var nextID = 0
         var revoked: Set<String> = []
         var handlers: [String: any CommandHandler] = [:]
+        /// The lossless change tap (``installTap(_:seed:)``), when automations are loaded.
+        var tap: ChangeTap?
     }
 
     let inner = Mutex(Inner())
@@ -150,6 +152,9 @@ public final class HomeCore: Sendable {
             inner.state = after
             guard !outcome.isEmpty else { return .success((outcome, [], delta)) }
             var deliveries: [@Sendable () -> Void] = []
+            if let tap = inner.tap, let waiter = tap.offer(Self.tapped(change, outcome, after, at: .now)) {
+                deliveries.append { waiter.resume() }
+            }
             let shape = outcome.structuresChanged || outcome.roomsChanged
                 || outcome.devices.contains { $0.1 != .attributes }
             if shape {

@@ -13,6 +13,7 @@ struct Hearth: AsyncParsableCommand {
             CommissionCommand.self, InvokeCommand.self, SetCommand.self, WatchCommand.self, UsersCommand.self, GrantsCommand.self,
             LoginCommand.self, LogoutCommand.self, PasswdCommand.self, SetupCommand.self, PluginsCommand.self, CatalogCommand.self,
             DoctorHandOver.self, BackupHandOver.self, RestoreHandOver.self, RestoreOnStartHandOver.self, ExposureCommand.self,
+            ScenesCommand.self, AutomationsCommand.self,
         ])
 }
 

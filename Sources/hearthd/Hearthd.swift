@@ -98,6 +98,7 @@ struct Hearthd: AsyncParsableCommand {
             database = try HearthDatabase(path: databasePath) { migrator in
                 AccessStore.registerMigrations(in: &migrator)
                 ExposureStateStore.registerMigrations(in: &migrator)
+                AutomationStateStore.registerMigrations(in: &migrator)
             }
         } catch {
             logger.critical("cannot open the database: \(error.message)")
@@ -131,7 +132,10 @@ struct Hearthd: AsyncParsableCommand {
             clock: ContinuousClock(), includeTestFixtures: includeTestFixtures, logger: Logger(label: "hearth.plugin"))
         // `plan.registry.statusProvider` lists every plugin, refused ones included (`hearth plugins`).
         var services: [any Service] = plan.services
+        // Scenes and automations (`scenes:`, `automations:`): a broken entry is not loaded.
+        let automations = try await AutomationSetup.make(settings.home, file: config, database: database, core: core, logger: logger)
         if check {
+            for e in automations.errors { FileHandle.standardError.write(Data("hearthd: \(e)\n".utf8)) }
             // Check each plugin's section as it would be checked before starting.
             var problems = 0
             for service in plan.services {
@@ -154,10 +158,12 @@ struct Hearthd: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("hearthd: \(s.lastError ?? s.path)\n".utf8))
             }
             logger.info("configuration and plugins checked", metadata: ["plugins": "\(statuses.count)", "problems": "\(problems)"])
+            problems += automations.errors.count
             if problems > 0 { throw ExitCode(78) }
             return
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
+        services.append(AutomationService(engine: automations.engine))
         // Last-seen times move in memory on every report; saved every interval and at shutdown.
         let lastSeen = LastSeenSaver(
             core: core, database: database, interval: .seconds(settings.lastSeenInterval), clock: ContinuousClock(),
@@ -180,7 +186,8 @@ struct Hearthd: AsyncParsableCommand {
             services.append(
                 try APIServer.make(
                     server, database: database, core: core, pluginStatuses: { plan.registry.statuses().map(\.wire) }, logger: logger,
-                    recentLog: recentLog, metrics: renderMetrics, exposure: exposure))
+                    recentLog: recentLog, metrics: renderMetrics, exposure: exposure, scenes: automations.scenes,
+                    automations: automations.engine))
         }
         if let renderMetrics, let host = settings.metrics.host, let port = settings.metrics.port {
             // Once bound, the listener is close-on-exec (see `InheritedDescriptors`), like the API's.

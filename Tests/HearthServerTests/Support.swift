@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import HearthAPI
 import HearthServer
+import HomeAutomation
 import HomeCore
 import HomeModel
 import HomeStorage
@@ -74,7 +75,8 @@ struct TestHome {
         strict: Bool = true, configuration: HearthServer.Configuration = .init(host: "127.0.0.1", port: 0),
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
-        recentLog: RecentLog? = nil, exposure: ExposureSettings? = nil, _ body: (TestHome) async throws -> T
+        recentLog: RecentLog? = nil, exposure: ExposureSettings? = nil,
+        automations: (@Sendable (HomeCore) throws -> (SceneBook, AutomationEngine))? = nil, _ body: (TestHome) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -95,11 +97,13 @@ struct TestHome {
 
         var configuration = configuration
         configuration.port = 0
+        let made = try automations?(core)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let server = HearthServer(
             core: core, access: access, configuration: configuration, pluginStatuses: pluginStatuses, loginLimiter: loginLimiter,
             setupLimiter: setupLimiter, appRequestLimiter: appRequestLimiter, logger: quiet,
-            onListening: { port in portContinuation.yield(port) }, recentLog: recentLog, exposure: exposure)
+            onListening: { port in portContinuation.yield(port) }, recentLog: recentLog, exposure: exposure, scenes: made?.0,
+            automations: made?.1)
         let task = Task { try await server.run() }
         defer { task.cancel() }
         var iterator = ports.makeAsyncIterator()

@@ -1,0 +1,298 @@
+import Foundation
+import HashTreeCollections
+import HearthAPI
+import HomeAutomation
+import HomeCore
+import HomeModel
+import Hummingbird
+
+/// `/scenes` and `/automations` (issue 18). Everyone signed in reads and recalls scenes and
+/// reads automations; the scene book and the engine refuse what a principal may not do
+/// (members create nothing; apps see only scenes inside their grant).
+///
+/// The automation body is the engine's own JSON (`docs/automations.md`); its wire type is
+/// `HomeAutomation.Automation`, not a HearthAPI type (the IR lives beside its compiler).
+struct AutomationRoutes {
+    let server: HearthServer
+
+    var collection: RouteCollection<APIRequestContext> {
+        let routes = RouteCollection(context: APIRequestContext.self)
+        let server = self.server
+        let limit = server.configuration.maxBodySize
+
+        // MARK: Scenes
+        routes.get("scenes") { _, context in
+            let (book, principal) = try server.sceneBook(context)
+            return APIResponse.json(try book.list(as: principal).map { SceneBody($0, active: book.isActive($0.id)) })
+        }
+        routes.get("scenes/:id") { _, context in
+            let (book, principal) = try server.sceneBook(context)
+            let s = try book.scene(try context.parameter("id"), as: principal)
+            return APIResponse.json(SceneBody(s, active: book.isActive(s.id)))
+        }
+        routes.post("scenes") { request, context in
+            let (book, principal) = try server.sceneBook(context)
+            let body: SceneBody = try await Self.decode(request, limit: limit)
+            let s = try book.create(try body.scene(server.core), as: principal)
+            return APIResponse.json(SceneBody(s, active: book.isActive(s.id)), status: .created)
+        }
+        routes.put("scenes/:id") { request, context in
+            let (book, principal) = try server.sceneBook(context)
+            var body: SceneBody = try await Self.decode(request, limit: limit)
+            body.id = try context.parameter("id")
+            let s = try book.update(try body.scene(server.core), ifRevision: Self.revision(request) ?? body.revision, as: principal)
+            return APIResponse.json(SceneBody(s, active: book.isActive(s.id)))
+        }
+        routes.delete("scenes/:id") { request, context in
+            let (book, principal) = try server.sceneBook(context)
+            try book.delete(try context.parameter("id"), ifRevision: Self.revision(request), as: principal)
+            return Response(status: .noContent)
+        }
+        routes.post("scenes/:id/recall") { _, context in
+            let (book, principal) = try server.sceneBook(context)
+            let result = try await book.recall(try context.parameter("id"), as: principal)
+            return APIResponse.json(RecallBody(result))
+        }
+
+        // MARK: Automations
+        routes.get("automations") { _, context in
+            let (engine, principal) = try server.automationEngine(context)
+            return APIResponse.json(try await Self.run { try await engine.list(as: principal) }.map(AutomationBody.init))
+        }
+        routes.get("automations/:id") { _, context in
+            let (engine, principal) = try server.automationEngine(context)
+            let id = try context.parameter("id")
+            return APIResponse.json(AutomationBody(try await Self.run { try await engine.record(id, as: principal) }))
+        }
+        routes.post("automations/validate") { request, context in
+            let (engine, _) = try server.automationEngine(context)
+            let a: Automation = try await Self.decode(request, limit: limit)
+            return APIResponse.json(IssuesBody(issues: await engine.validate(a)))
+        }
+        routes.post("automations") { request, context in
+            let (engine, principal) = try server.automationEngine(context)
+            let a: Automation = try await Self.decode(request, limit: limit)
+            if (try? await engine.record(a.id, as: .system)) != nil {
+                throw HomeError.conflict("automation '\(a.id)' exists; PUT /automations/\(a.id) to replace it")
+            }
+            return APIResponse.json(AutomationBody(try await Self.run { try await engine.save(a, as: principal) }), status: .created)
+        }
+        routes.put("automations/:id") { request, context in
+            let (engine, principal) = try server.automationEngine(context)
+            var a: Automation = try await Self.decode(request, limit: limit)
+            a.id = try context.parameter("id")
+            let revision = Self.revision(request)
+            return APIResponse.json(AutomationBody(try await Self.run { try await engine.save(a, ifRevision: revision, as: principal) }))
+        }
+        routes.delete("automations/:id") { request, context in
+            let (engine, principal) = try server.automationEngine(context)
+            let id = try context.parameter("id")
+            let revision = Self.revision(request)
+            try await Self.run { try await engine.delete(id, ifRevision: revision, as: principal) }
+            return Response(status: .noContent)
+        }
+        routes.post("automations/:id/enable") { _, context in try await Self.setEnabled(server, context, true) }
+        routes.post("automations/:id/disable") { _, context in try await Self.setEnabled(server, context, false) }
+        routes.post("automations/:id/run") { _, context in
+            let (engine, principal) = try server.automationEngine(context)
+            let id = try context.parameter("id")
+            let run = try await Self.run { try await engine.runNow(id, as: principal) }
+            return APIResponse.json(["run": run], status: .accepted)
+        }
+        routes.post("automations/:id/simulate") { request, context in
+            let (engine, principal) = try server.automationEngine(context)
+            let id = try context.parameter("id")
+            let buffer = try await request.body.collect(upTo: limit)
+            let body = buffer.readableBytes == 0 ? nil : try? JSONDecoder().decode([String: String].self, from: Data(buffer.readableBytesView))
+            let record = try await Self.run { try await engine.record(id, as: principal) }
+            return APIResponse.json(try await Self.run { try await engine.simulate(record.automation, starter: body?["starter"], as: principal) })
+        }
+        routes.get("automations/:id/runs") { _, context in
+            let (engine, principal) = try server.automationEngine(context)
+            let id = try context.parameter("id")
+            return APIResponse.json(try await Self.run { try await engine.runs(id, as: principal) })
+        }
+        routes.get("runs/:id") { _, context in
+            let (engine, principal) = try server.automationEngine(context)
+            let id = try context.parameter("id")
+            return APIResponse.json(try await Self.run { try await engine.trace(id, as: principal) })
+        }
+        return routes
+    }
+
+    static func setEnabled(_ server: HearthServer, _ context: APIRequestContext, _ enabled: Bool) async throws -> Response {
+        let (engine, principal) = try server.automationEngine(context)
+        let id = try context.parameter("id")
+        try await run { try await engine.setEnabled(id, enabled, as: principal) }
+        return APIResponse.json(AutomationBody(try await run { try await engine.record(id, as: principal) }))
+    }
+
+    /// `If-Match: 3` (or `"3"`), or `?revision=3` → 3.
+    static func revision(_ request: Request) -> Int? {
+        if let header = request.headers[.ifMatch] { return Int(header.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))) }
+        return request.uri.queryParameters.get("revision", as: Int.self)
+    }
+
+    static func decode<T: Decodable>(_ request: Request, limit: Int) async throws -> T {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
+            throw APIError(.invalidArgument("the request body is larger than \(limit) bytes"), status: .contentTooLarge)
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let e as DecodingError {
+            let (path, message) = AutomationConfig.describeDecoding(e)
+            throw HomeError.invalidArgument(path.isEmpty ? message : "\(path.dropFirst()): \(message)")
+        }
+    }
+
+    /// Renders an ``AutomationError`` with its issues (`{"error": {code, message, issues}}`).
+    static func run<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as AutomationError {
+            throw IssuesError(error: error)
+        }
+    }
+}
+
+struct IssuesError: Error, HTTPResponseError {
+    let error: AutomationError
+    var status: HTTPResponse.Status { APIError.status(for: WireErrorCode(error.code)) }
+    var headers: HTTPFields { [:] }
+    func response(from request: Request, context: some RequestContext) throws -> Response { render() }
+
+    func render() -> Response {
+        struct Body: Encodable {
+            struct Inner: Encodable {
+                let code: String
+                let message: String
+                let issues: [AutomationIssue]
+            }
+            let error: Inner
+        }
+        return APIResponse.json(Body(error: .init(code: error.code.rawValue, message: error.message, issues: error.issues)), status: status)
+    }
+}
+
+struct IssuesBody: Encodable {
+    let issues: [AutomationIssue]
+}
+
+struct AutomationBody: Encodable {
+    let automation: Automation
+    let state: String
+    let suspendedReason: String?
+    let revision: Int
+    let executionCount: Int
+    let source: String
+    let configRef: String?
+    let issues: [AutomationIssue]
+
+    init(_ r: AutomationRecord) {
+        automation = r.automation
+        state = r.state
+        suspendedReason = r.suspendedReason
+        revision = r.revision
+        executionCount = r.executionCount
+        source = r.source
+        configRef = r.configRef
+        issues = r.issues
+    }
+}
+
+/// A scene on the wire: IDs as the API writes them elsewhere (`test:lamp`, `0x0006`), names
+/// accepted for types, traits and attributes.
+struct SceneBody: Codable {
+    struct Target: Codable {
+        var device: String
+        var type: String?
+        var trait: String
+        var attribute: String
+        var value: Value
+    }
+    var id: String
+    var name: String
+    var structure: String?
+    var room: String?
+    var transitionMilliseconds: Int?
+    var allowSensitive: Bool?
+    var targets: [Target]
+    var revision: Int?
+    var source: String?
+    var configRef: String?
+    var isActive: Bool?
+
+    init(_ s: Scene, active: Bool) {
+        id = s.id
+        name = s.name
+        structure = s.structureID.rawValue
+        room = s.roomID?.rawValue
+        transitionMilliseconds = s.transitionMilliseconds
+        allowSensitive = s.allowSensitive
+        targets = s.targets.map { Target(device: $0.device.rawValue, type: $0.deviceType.hex, trait: $0.trait.hex, attribute: $0.attribute.hex, value: $0.value) }
+        revision = s.revision
+        source = s.source
+        configRef = s.configRef
+        isActive = active
+    }
+
+    func scene(_ core: HomeCore) throws(HomeError) -> Scene {
+        let state = core.state
+        guard let structureID = structure.map({ StructureID(rawValue: $0) }) ?? state.structures.keys.sorted().first else {
+            throw .invalidArgument("structure: no structure yet")
+        }
+        var resolved: [SceneTarget] = []
+        for (i, t) in targets.enumerated() {
+            guard let trait = core.catalog.trait(named: t.trait) else { throw .invalidArgument("targets[\(i)].trait: no trait '\(t.trait)'") }
+            guard let attribute = trait.attribute(named: t.attribute) ?? UInt32(t.attribute.dropFirst(2), radix: 16).flatMap({ trait.attribute(AttributeID($0)) })
+            else { throw .invalidArgument("targets[\(i)].attribute: \(trait.name) has no attribute '\(t.attribute)'") }
+            let device = DeviceID(rawValue: t.device)
+            let type: DeviceTypeID
+            if let name = t.type {
+                guard let d = core.catalog.deviceType(named: name) else { throw .invalidArgument("targets[\(i)].type: no device type '\(name)'") }
+                type = d.id
+            } else {
+                guard let d = state.devices[device]?.types.first(where: { $0.traits[trait.id] != nil }) else {
+                    throw .notFound("targets[\(i)].device: no device \(t.device) with \(trait.name)")
+                }
+                type = d.id
+            }
+            resolved.append(SceneTarget(device: device, deviceType: type, trait: trait.id, attribute: attribute.id, value: t.value))
+        }
+        return Scene(
+            id: id, name: name, structureID: structureID, roomID: room.map { RoomID(rawValue: $0) },
+            transitionMilliseconds: transitionMilliseconds ?? 0, targets: resolved, allowSensitive: allowSensitive ?? false)
+    }
+}
+
+struct RecallBody: Encodable {
+    struct Step: Encodable {
+        let device: String
+        let result: String
+        let message: String?
+    }
+    let scene: String
+    let failed: Int
+    let steps: [Step]
+
+    init(_ r: SceneRecallResult) {
+        scene = r.scene
+        failed = r.failed
+        steps = r.steps.map { Step(device: $0.step.device.rawValue, result: $0.error?.code.rawValue ?? "ok", message: $0.error?.message) }
+    }
+}
+
+extension HearthServer {
+    func sceneBook(_ context: APIRequestContext) throws(HomeError) -> (SceneBook, Principal) {
+        guard let scenes else { throw .notFound("this server has no scenes") }
+        return (scenes, try context.requireSession().principal)
+    }
+
+    func automationEngine(_ context: APIRequestContext) throws(HomeError) -> (AutomationEngine, Principal) {
+        guard let automations else { throw .notFound("this server has no automation engine") }
+        return (automations, try context.requireSession().principal)
+    }
+}

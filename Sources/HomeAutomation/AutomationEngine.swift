@@ -1,0 +1,429 @@
+public import HomeCore
+public import HomeModel
+public import Foundation
+public import Logging
+import HashTreeCollections
+
+/// An automation error: a code, a message, and — for validation — every issue found.
+public struct AutomationError: Error, Sendable, CustomStringConvertible {
+    public let code: HomeError.Code
+    public let message: String
+    public let issues: [AutomationIssue]
+
+    public init(_ code: HomeError.Code, _ message: String, issues: [AutomationIssue] = []) {
+        self.code = code
+        self.message = message
+        self.issues = issues
+    }
+
+    init(_ error: HomeError) { self.init(error.code, error.message) }
+
+    public var description: String {
+        ([message] + issues.map { "  \($0.severity.rawValue): \($0)" }).joined(separator: "\n")
+    }
+
+    public var homeError: HomeError { HomeError(code, description) }
+}
+
+/// An automation as the engine holds it: the definition and its life (state, revision, counts).
+public struct AutomationRecord: Hashable, Sendable {
+    public var automation: Automation
+    /// `enabled`, `disabled` or `suspended`.
+    public var state: String
+    public var suspendedReason: String?
+    public var revision: Int
+    public var executionCount: Int
+    public var source: String
+    public var configRef: String?
+    public var owner: String
+    /// Warnings from the last validation.
+    public var issues: [AutomationIssue]
+}
+
+/// The automation engine: reads every accepted change from the core's lossless tap, matches
+/// starters, checks conditions, runs actions through `Home` as the automation, keeps traces.
+///
+/// Run it as a service (`run()` until cancelled). Durable timers (delays, `for` holds,
+/// schedules) are rows with absolute due times in the ``AutomationStore``.
+public actor AutomationEngine {
+    public let core: HomeCore
+    public let scenes: SceneBook?
+    let store: (any AutomationStore)?
+    let clock: any AutomationClock
+    public let timeZone: TimeZone
+    let logger: Logger
+    public nonisolated let tap: ChangeTap
+
+    var records: [String: AutomationRecord] = [:]
+    var compiled: [String: CompiledAutomation] = [:]
+    var starterStates: [String: [Int: StarterState]] = [:]
+    /// Dispatch: which starters look at an attribute, an event, a device's connectivity.
+    var attributeIndex: [AttributeKey: [(String, Int)]] = [:]
+    var eventIndex: [EventKey: [(String, Int)]] = [:]
+    var connectivityIndex: [DeviceID: [(String, Int)]] = [:]
+    var traces: [String: [RunTrace]] = [:]
+    var running: [String: [String: Task<Void, Never>]] = [:]
+    var queued: [String: [(RunTrace.Cause, Int)]] = [:]
+    var lastStart: [String: Date] = [:]
+    var recentStarts: [String: [Date]] = [:]
+    var scheduleTasks: [String: Task<Void, Never>] = [:]
+    /// Devices an automation's run commanded recently, with the run's loop depth.
+    var recentCommands: [DeviceID: (depth: Int, at: Date)] = [:]
+    var changeWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+    var cancelledWaiters: Set<UUID> = []
+    var traceWaiters: [UUID: (@Sendable ([String: [RunTrace]]) -> Bool, CheckedContinuation<Void, Never>)] = [:]
+    var versionWaiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
+    /// The newest core version the engine has processed.
+    public internal(set) var processedVersion: UInt64 = 0
+    var notificationContinuations: [UUID: AsyncStream<String>.Continuation] = [:]
+    var nextRun = 0
+    var seededVersion: UInt64 = 0
+    /// Changes the tap dropped (never silent): counted here, traced on every automation.
+    public internal(set) var droppedChanges: UInt64 = 0
+    var started = false
+    var stopping = false
+
+    public static let traceLimit = 50
+    static let maxDepth = 8
+
+    struct EventKey: Hashable {
+        let device: DeviceID
+        let trait: TraitID
+        let event: EventID
+    }
+
+    struct StarterState {
+        var active = false
+        var last: Value?
+        var hold: Task<Void, Never>?
+        var holdTimer: String?
+    }
+
+    public init(
+        core: HomeCore, scenes: SceneBook? = nil, store: (any AutomationStore)? = nil, clock: any AutomationClock = SystemAutomationClock(),
+        timeZone: TimeZone = .current, tapCapacity: Int = 10_000, logger: Logger = Logger(label: "hearth.automations")
+    ) {
+        self.core = core
+        self.scenes = scenes
+        self.store = store
+        self.clock = clock
+        self.timeZone = timeZone
+        self.logger = logger
+        self.tap = ChangeTap(capacity: tapCapacity)
+    }
+
+    // MARK: - Service
+
+    /// Loads stored automations and timers, installs the tap, fires start-up starters, then
+    /// reads changes until cancelled.
+    public func run() async {
+        start()
+        let tap = self.tap
+        await withTaskCancellationHandler {
+            while let (changes, dropped) = await tap.next() {
+                self.process(changes, dropped: dropped)
+            }
+        } onCancel: {
+            tap.close()
+        }
+        stop()
+    }
+
+    /// Loads what the store holds and installs the tap (``run()`` calls it; tests may call it
+    /// and feed changes themselves).
+    public func start() {
+        guard !started else { return }
+        started = true
+        var seed: HomeState?
+        core.installTap(tap) { seed = $0 }
+        seededVersion = seed?.version ?? 0
+        processedVersion = seededVersion
+        if let store {
+            do {
+                // Timers first: installing an automation plans its next schedule (a new row).
+                let timers = try store.loadTimers()
+                for s in try store.loadAutomations() {
+                    guard let a = try? JSONDecoder().decode(Automation.self, from: Data(s.graphJSON.utf8)) else {
+                        logger.error("stored automation \(s.id) cannot be read by this build; left as is")
+                        continue
+                    }
+                    let record = AutomationRecord(
+                        automation: a, state: s.state, suspendedReason: s.suspendedReason, revision: s.revision,
+                        executionCount: s.executionCount, source: s.source, configRef: s.configRef, owner: s.owner, issues: [])
+                    install(record)
+                }
+                restoreTimers(timers)
+            } catch {
+                logger.error("automations could not be loaded: \(error)")
+            }
+        }
+        for id in records.keys.sorted() { startupStarters(id) }
+    }
+
+    func stop() {
+        stopping = true
+        core.installTap(nil)
+        for (_, runs) in running { for t in runs.values { t.cancel() } }
+        for t in scheduleTasks.values { t.cancel() }
+        for (_, states) in starterStates { for s in states.values { s.hold?.cancel() } }
+        for c in changeWaiters.values { c.resume() }
+        changeWaiters = [:]
+        for c in notificationContinuations.values { c.finish() }
+    }
+
+    /// Lines from `notify` and `log` actions and alarms (loop detected, changes dropped).
+    public func notifications() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(100))
+        let id = UUID()
+        notificationContinuations[id] = continuation
+        continuation.onTermination = { _ in Task { await self.dropNotification(id) } }
+        return stream
+    }
+
+    func dropNotification(_ id: UUID) { notificationContinuations[id] = nil }
+
+    func notify(_ line: String) {
+        logger.notice("\(line)")
+        for c in notificationContinuations.values { c.yield(line) }
+    }
+
+    // MARK: - Loading
+
+    func compiler() -> AutomationCompiler {
+        let sceneIDs = Set(((try? scenes?.list(as: .system)) ?? []).map(\.id))
+        var autos: [String: Bool] = [:]
+        for (id, c) in compiled { autos[id] = c.hasManualStarter }
+        for (id, r) in records where autos[id] == nil { autos[id] = r.automation.starters.contains { $0.kind == .manual } }
+        return AutomationCompiler(catalog: core.catalog, state: core.state, scenes: sceneIDs, automations: autos)
+    }
+
+    /// Puts a record in place: compiles it (an automation that no longer compiles stays listed,
+    /// inert, with its issues), indexes its starters, seeds their state, plans its schedules.
+    func install(_ record: AutomationRecord) {
+        var record = record
+        uninstall(record.automation.id)
+        let (c, issues) = compiler().compile(record.automation)
+        record.issues = issues
+        records[record.automation.id] = record
+        guard let c else {
+            logger.warning("automation \(record.automation.id) is inert: \(issues.first?.description ?? "")")
+            return
+        }
+        compiled[record.automation.id] = c
+        let state = core.state
+        var states: [Int: StarterState] = [:]
+        for s in c.starters {
+            switch s.kind {
+            case .attribute(let key, let type, let predicate, _):
+                attributeIndex[key, default: []].append((record.automation.id, s.index))
+                let value = Self.value(state, key, type)
+                var st = StarterState(last: value)
+                if let value { st.active = Self.holds(predicate, value, wasActive: false, old: nil) }
+                states[s.index] = st
+            case .event(let d, let t, let e, _):
+                eventIndex[EventKey(device: d, trait: t, event: e), default: []].append((record.automation.id, s.index))
+            case .connectivity(let d, let to, _):
+                connectivityIndex[d, default: []].append((record.automation.id, s.index))
+                let now = state.devices[d]?.sourceConnectivity.connectivityState
+                states[s.index] = StarterState(active: now == to, last: now.map { .string($0.rawValue) })
+            default: break
+            }
+        }
+        starterStates[record.automation.id] = states
+        if record.state == "enabled" { planSchedules(record.automation.id) }
+    }
+
+    func uninstall(_ id: String) {
+        compiled[id] = nil
+        for (k, v) in attributeIndex { attributeIndex[k] = v.filter { $0.0 != id } }
+        for (k, v) in eventIndex { eventIndex[k] = v.filter { $0.0 != id } }
+        for (k, v) in connectivityIndex { connectivityIndex[k] = v.filter { $0.0 != id } }
+        if let states = starterStates[id] { for s in states.values { s.hold?.cancel() } }
+        starterStates[id] = nil
+        for (key, t) in scheduleTasks where key.hasPrefix(id + "|") {
+            t.cancel()
+            scheduleTasks[key] = nil
+        }
+    }
+
+    static func value(_ state: HomeState, _ key: AttributeKey, _ type: DeviceTypeID?) -> Value? {
+        guard let d = state.devices[key.device] else { return nil }
+        for t in d.types where type == nil || t.id == type {
+            if let v = t.traits[key.trait]?.attributes[key.attribute] { return v }
+        }
+        return nil
+    }
+
+    /// Whether a predicate's state holds for `value` (thresholds keep their state inside the band).
+    static func holds(_ p: Predicate, _ value: Value, wasActive: Bool, old: Value?) -> Bool {
+        switch p {
+        case .changes: return false
+        case .equals(let to, _): return to.map { same(value, $0) } ?? false
+        case .above(let limit, let h):
+            guard let v = value.doubleValue else { return false }
+            return wasActive ? v > limit - h : v > limit
+        case .below(let limit, let h):
+            guard let v = value.doubleValue else { return false }
+            return wasActive ? v < limit + h : v < limit
+        }
+    }
+
+    static func same(_ a: Value, _ b: Value) -> Bool {
+        if a == b { return true }
+        if let x = a.doubleValue, let y = b.doubleValue { return x == y }
+        return false
+    }
+
+    // MARK: - Saving (admins)
+
+    func persist(_ record: AutomationRecord) throws(AutomationError) {
+        guard let store else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        guard let data = try? encoder.encode(record.automation) else { throw AutomationError(.internal, "could not encode \(record.automation.id)") }
+        do {
+            try store.saveAutomation(
+                StoredAutomation(
+                    id: record.automation.id, name: record.automation.name, state: record.state, suspendedReason: record.suspendedReason,
+                    graphJSON: String(decoding: data, as: UTF8.self), executionCount: record.executionCount, owner: record.owner,
+                    source: record.source, configRef: record.configRef, revision: record.revision))
+        } catch {
+            throw AutomationError(error)
+        }
+    }
+
+    func requireAdmin(_ principal: Principal, _ what: String) throws(AutomationError) {
+        do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
+        guard principal.role == .admin else {
+            throw AutomationError(.permissionDenied, "\(principal) is a \(principal.role.rawValue); only an admin can \(what)")
+        }
+    }
+
+    /// Every problem with an automation, saving nothing.
+    public func validate(_ automation: Automation) -> [AutomationIssue] {
+        compiler().validate(automation)
+    }
+
+    /// Creates or replaces an automation (admins). Blocking issues refuse it with every issue;
+    /// `ifRevision` must match the stored revision for a replacement (`conflict` otherwise).
+    @discardableResult
+    public func save(_ automation: Automation, ifRevision: Int? = nil, as principal: Principal) throws(AutomationError) -> AutomationRecord {
+        try requireAdmin(principal, "create or edit automations")
+        if let allow = automation.allowSensitive, allow, principal.role != .admin {
+            throw AutomationError(.permissionDenied, "only an admin may set allowSensitive")
+        }
+        let old = records[automation.id]
+        if let old, old.source == "config" {
+            throw AutomationError(.permissionDenied, "automation '\(automation.id)' is defined in \(old.configRef ?? "hearth.yaml"); edit it there")
+        }
+        if let ifRevision, ifRevision != (old?.revision ?? 0) {
+            throw AutomationError(.conflict, "automation '\(automation.id)' is at revision \(old?.revision ?? 0), not \(ifRevision)")
+        }
+        if old == nil, let taken = records.values.first(where: { NamingRules.normalised($0.automation.name) == NamingRules.normalised(automation.name) }) {
+            throw AutomationError(.conflict, "the name '\(automation.name)' is taken by automation '\(taken.automation.id)'",
+                issues: [AutomationIssue(.error, "nameTaken", "name", "another automation is called '\(automation.name)'")])
+        }
+        let issues = validate(automation)
+        let errors = issues.filter { $0.severity == .error }
+        if !errors.isEmpty {
+            throw AutomationError(
+                .invalidArgument, "automation '\(automation.id)' has \(errors.count) error(s) and \(issues.count - errors.count) warning(s)",
+                issues: issues)
+        }
+        let record = AutomationRecord(
+            automation: automation, state: automation.isEnabled ? "enabled" : "disabled", suspendedReason: nil,
+            revision: (old?.revision ?? 0) + 1, executionCount: old?.executionCount ?? 0, source: "api", configRef: nil,
+            owner: "home", issues: issues)
+        try persist(record)
+        install(record)
+        return records[automation.id]!
+    }
+
+    /// Replaces the config-owned automations (start-up, reload). Broken ones are not loaded;
+    /// their issues come back (hearthd prints them with file and line).
+    @discardableResult
+    public func loadConfigured(_ list: [Automation], refs: [String: String] = [:]) -> [String: [AutomationIssue]] {
+        var problems: [String: [AutomationIssue]] = [:]
+        let keep = Set(list.map(\.id))
+        for (id, r) in records where r.source == "config" && !keep.contains(id) {
+            uninstall(id)
+            records[id] = nil
+            try? store?.deleteAutomation(id: id)
+        }
+        for a in list {
+            let issues = validate(a)
+            if issues.contains(where: { $0.severity == .error }) {
+                problems[a.id] = issues
+                continue
+            }
+            if !issues.isEmpty { problems[a.id] = issues }
+            let old = records[a.id]
+            let record = AutomationRecord(
+                automation: a, state: old?.state == "suspended" ? "suspended" : (a.isEnabled ? "enabled" : "disabled"),
+                suspendedReason: old?.suspendedReason, revision: (old?.revision ?? 0) + (old?.automation == a ? 0 : 1),
+                executionCount: old?.executionCount ?? 0, source: "config", configRef: refs[a.id], owner: "home", issues: issues)
+            try? persist(record)
+            install(record)
+        }
+        return problems
+    }
+
+    public func delete(_ id: String, ifRevision: Int? = nil, as principal: Principal) throws(AutomationError) {
+        try requireAdmin(principal, "delete automations")
+        guard let r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
+        if r.source == "config" { throw AutomationError(.permissionDenied, "automation '\(id)' is defined in \(r.configRef ?? "hearth.yaml"); remove it there") }
+        if let ifRevision, ifRevision != r.revision { throw AutomationError(.conflict, "automation '\(id)' is at revision \(r.revision), not \(ifRevision)") }
+        do { try store?.deleteAutomation(id: id) } catch { throw AutomationError(error) }
+        if let runs = running[id] { for t in runs.values { t.cancel() } }
+        uninstall(id)
+        records[id] = nil
+    }
+
+    /// Enables or disables (admins). Enabling a suspended automation resumes it.
+    public func setEnabled(_ id: String, _ enabled: Bool, as principal: Principal) throws(AutomationError) {
+        try requireAdmin(principal, enabled ? "enable automations" : "disable automations")
+        guard var r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
+        r.state = enabled ? "enabled" : "disabled"
+        r.suspendedReason = nil
+        try persist(r)
+        records[id] = r
+        uninstall(id)
+        install(r)
+        if !enabled { if let runs = running[id] { for t in runs.values { t.cancel() } } }
+    }
+
+    // MARK: - Reading
+
+    /// Every automation (admins and members: all, read-only for members; apps: none yet).
+    public func list(as principal: Principal) throws(AutomationError) -> [AutomationRecord] {
+        do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
+        if principal.role == .app { return [] }
+        return records.values.sorted { $0.automation.id < $1.automation.id }
+    }
+
+    public func record(_ id: String, as principal: Principal) throws(AutomationError) -> AutomationRecord {
+        guard let r = try list(as: principal).first(where: { $0.automation.id == id }) else {
+            throw AutomationError(.notFound, "no automation '\(id)'")
+        }
+        return r
+    }
+
+    /// The last runs and near-misses, newest first (at most 50).
+    public func runs(_ id: String, as principal: Principal) throws(AutomationError) -> [RunTrace] {
+        _ = try record(id, as: principal)
+        return (traces[id] ?? []).reversed()
+    }
+
+    /// One run's trace, by its ID.
+    public func trace(_ runID: String, as principal: Principal) throws(AutomationError) -> RunTrace {
+        do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
+        guard principal.role != .app, let t = traces.values.lazy.flatMap({ $0 }).first(where: { $0.id == runID }) else {
+            throw AutomationError(.notFound, "no run '\(runID)'")
+        }
+        return t
+    }
+
+    /// Whether any run of the automation is going.
+    public func isRunning(_ id: String) -> Bool { !(running[id]?.isEmpty ?? true) }
+}
+

@@ -1,0 +1,133 @@
+public import HomeModel
+import DequeModule
+import DriverAPI
+import HashTreeCollections
+import Synchronization
+
+/// One item of an accepted change, as the automation engine sees it.
+public enum TappedItem: Sendable, Hashable {
+    /// An attribute's accepted value after a report (the engine keeps the previous one).
+    case attribute(device: DeviceID, deviceType: DeviceTypeID, trait: TraitID, attribute: AttributeID, value: Value)
+    /// An event (never coalesced).
+    case event(DeviceEvent)
+    /// A device's shape changed (added, connectivity, commissioning, removed): its aggregated
+    /// connectivity now, nil when the device is gone.
+    case device(DeviceID, connectivity: ConnectivityState?)
+}
+
+/// One accepted change: its core version, origin, monotonic time and items, in core order.
+public struct TappedChange: Sendable {
+    public let version: UInt64
+    public let origin: ChangeOrigin
+    /// When the core accepted it (monotonic), for latency.
+    public let acceptedAt: ContinuousClock.Instant
+    public let items: [TappedItem]
+}
+
+/// A lossless, bounded queue of every accepted change, filled under the core's lock (so in
+/// version order) and drained by one reader (the automation engine).
+///
+/// Unlike device subscriptions, which coalesce to the newest state, the tap keeps every
+/// transition. When the reader falls `capacity` changes behind, further changes are counted
+/// in ``dropped`` (never silently lost): the reader sees the count and traces and alarms it.
+/// Offering costs a lock and an append; with no tap installed the core pays one nil check.
+public final class ChangeTap: Sendable {
+    struct State {
+        var queue = Deque<TappedChange>()
+        var dropped: UInt64 = 0
+        var waiter: CheckedContinuation<Void, Never>?
+        var closed = false
+    }
+    let state = Mutex(State())
+    public let capacity: Int
+
+    public init(capacity: Int = 10_000) { self.capacity = capacity }
+
+    /// How many changes were dropped because the reader was `capacity` behind.
+    public var dropped: UInt64 { state.withLock { $0.dropped } }
+    /// How many changes wait to be read.
+    public var depth: Int { state.withLock { $0.queue.count } }
+
+    /// Appends a change (called under the core's lock); returns the waiter to resume after it.
+    func offer(_ change: TappedChange) -> CheckedContinuation<Void, Never>? {
+        state.withLock { s in
+            guard !s.closed else { return nil }
+            if s.queue.count >= capacity {
+                s.dropped += 1
+            } else {
+                s.queue.append(change)
+            }
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+    }
+
+    /// Takes every waiting change (in order) and the drop count since the last take; waits
+    /// when there is none. Returns nil once the tap is closed and empty.
+    public func next() async -> (changes: [TappedChange], dropped: UInt64)? {
+        while true {
+            let taken: (changes: [TappedChange], dropped: UInt64)?? = state.withLock { s in
+                if !s.queue.isEmpty || s.dropped > 0 {
+                    let out = (Array(s.queue), s.dropped)
+                    s.queue.removeAll(keepingCapacity: true)
+                    s.dropped = 0
+                    return .some(out)
+                }
+                return s.closed ? .some(nil) : nil
+            }
+            if let taken { return taken }
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let resume = state.withLock { s -> Bool in
+                    if !s.queue.isEmpty || s.dropped > 0 || s.closed { return true }
+                    s.waiter = c
+                    return false
+                }
+                if resume { c.resume() }
+            }
+        }
+    }
+
+    /// Ends the tap: ``next()`` returns what is left, then nil.
+    public func close() {
+        let w = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.closed = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        w?.resume()
+    }
+}
+
+extension HomeCore {
+    /// Installs the lossless change tap (one at a time; nil removes it). `seed` is handed the
+    /// state under the same lock, so the reader knows exactly what the first tapped change
+    /// follows.
+    public func installTap(_ tap: ChangeTap?, seed: (HomeState) -> Void = { _ in }) {
+        inner.withLock { inner in
+            seed(inner.state)
+            inner.tap = tap
+        }
+    }
+
+    /// What the tap gets for one applied change (called under the lock, only with a tap).
+    static func tapped(_ change: HomeChange, _ outcome: HomeOutcome, _ after: HomeState, at: ContinuousClock.Instant) -> TappedChange {
+        var items: [TappedItem] = []
+        var changed: [DeviceID: DeviceChangeKind] = [:]
+        for (id, kind) in outcome.devices { changed[id] = kind }
+        if case .report(let plugin, let reports, _) = change {
+            for r in reports {
+                let id = DeviceID(plugin: plugin, local: r.localID)
+                guard changed[id] != nil, let device = after.devices[id] else { continue }
+                for t in device.types where r.deviceType == nil || t.id == r.deviceType {
+                    guard let value = t.traits[r.trait]?.attributes[r.attribute] else { continue }
+                    items.append(.attribute(device: id, deviceType: t.id, trait: r.trait, attribute: r.attribute, value: value))
+                }
+            }
+        }
+        for (id, kind) in outcome.devices where kind != .attributes {
+            items.append(.device(id, connectivity: after.devices[id]?.sourceConnectivity.connectivityState))
+        }
+        for e in outcome.events { items.append(.event(e)) }
+        return TappedChange(version: outcome.version, origin: outcome.origin, acceptedAt: at, items: items)
+    }
+}
