@@ -157,15 +157,23 @@ public struct LineConfiguration: Decodable, Sendable, Hashable {
     public var initial: InitialState?
     /// Outputs: a separate input that reports the real state (a light with a status line).
     public var statusLine: LineReference?
+    /// Who made what is wired to the line (shown as the device's `BasicInformation`):
+    /// `vendor`, `model`, `serial-number`, `hardware-version`; Hearth's own values where absent.
+    public var vendor: String?
+    public var model: String?
+    public var serialNumber: String?
+    public var hardwareVersion: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, chip, line, role, bias, debounce, name, room, initial
+        case id, chip, line, role, bias, debounce, name, room, initial, vendor, model
         case activeLow = "active-low"
         case holdOn = "hold-on"
         case longPress = "long-press"
         case multiPressWindow = "multi-press-window"
         case multiPressMax = "multi-press-max"
         case statusLine = "status-line"
+        case serialNumber = "serial-number"
+        case hardwareVersion = "hardware-version"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -185,6 +193,10 @@ public struct LineConfiguration: Decodable, Sendable, Hashable {
         multiPressMax = try c.decodeIfPresent(Int.self, forKey: .multiPressMax)
         initial = try c.decodeIfPresent(InitialState.self, forKey: .initial)
         statusLine = try c.decodeIfPresent(LineReference.self, forKey: .statusLine)
+        vendor = try c.decodeIfPresent(String.self, forKey: .vendor)
+        model = try c.decodeIfPresent(String.self, forKey: .model)
+        serialNumber = try c.decodeIfPresent(String.self, forKey: .serialNumber)
+        hardwareVersion = try c.decodeIfPresent(String.self, forKey: .hardwareVersion)
     }
 
     /// The device's local ID.
