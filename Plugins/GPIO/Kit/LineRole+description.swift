@@ -43,9 +43,12 @@ extension LineRole {
 extension LineConfiguration {
     /// The device this line is, with the attribute values known before the line is read.
     func deviceDescription(multiPress: ButtonSettings) -> DeviceDescription {
-        // No Identify: a line has no way to show itself that is safe for whatever is wired to
-        // it (a pump, a heater, a garage door), so the trait is not advertised.
-        var traits: [TraitID: [AttributeID: Value]] = [:]
+        // Identify only where the configuration opts in (an output that may blink; its type is
+        // LightOutput for a light, Actuator otherwise): a line has
+        // no way to show itself that is safe for whatever is wired to it (a pump, a heater, a
+        // garage door), so by default the trait is not advertised.
+        var traits: [TraitID: [AttributeID: Value]] =
+            identify ? [IdentifyTrait.identifier: [IdentifyTrait.Attribute.identifyTime: .int(0), IdentifyTrait.Attribute.identifyType: .int(role == .light ? 1 : 5)]] : [:]
         switch role {
         case .contact, .boolean, .leak, .rain, .freeze:
             traits[BooleanStateTrait.identifier] = [:]

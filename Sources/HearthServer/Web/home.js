@@ -1,6 +1,7 @@
 // The home view.
 import { state, el, call, attempt, rerender, roomName, structureName, $ } from "/web/core.js";
 import { describeDevice, controlsFor, connectivityText } from "/web/present.js";
+import { icon } from "/web/icons.js";
 
 // Home: structures → rooms → device tiles.
 export function renderHome() {
@@ -33,9 +34,10 @@ function tile(d) {
   const info = describeDevice(d);
   const conn = d.sourceConnectivity || {};
   const state_ = conn.connectivityState || "unknown";
-  return el("li", { class: `tile ${state_}`, "data-device": d.id },
+  // A device that is identifying (its IdentifyTime counts down) flashes its tile.
+  return el("li", { class: `tile ${state_}${info.identifying ? " identifying" : ""}`, "data-device": d.id, "data-identifying": info.identifying ? "true" : null },
     el("div", { class: "tile-head" },
-      el("span", { class: "icon", "aria-hidden": "true", text: info.icon }),
+      icon(info.icon),
       el("div", {}, el("strong", { class: "name", text: d.name }), el("div", { class: "type", text: info.type }))),
     el("ul", { class: "readings" }, info.readings.map((r) => el("li", { "data-reading": r.key }, el("span", { class: "label", text: r.label }), " ", el("span", { class: "value", text: r.text })))),
     el("div", { class: "meta" },
@@ -58,7 +60,7 @@ function control(d, c) {
   if (c.kind === "level") {
     const input = el("input", { type: "range", min: 1, max: 254, value: c.value, "data-key": key, "data-control": c.key, "aria-label": `${d.name} level` });
     input.addEventListener("change", () => send("MoveToLevel", { level: Number(input.value), transitionTime: 0, optionsMask: 0, optionsOverride: 0 }));
-    return el("label", { class: "level" }, "Level ", input);
+    return el("label", { class: "level" }, `${c.label || "Level"} `, input);
   }
   return el("span");
 }
