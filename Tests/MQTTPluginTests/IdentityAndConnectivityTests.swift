@@ -26,7 +26,13 @@ import Testing
         /// Waits until the core holds the device and `ready` holds for it.
         func device(_ local: String, _ what: String, _ ready: @escaping @Sendable (HomeDevice) -> Bool = { _ in true }) async throws -> HomeDevice {
             let id = DeviceID(plugin: "mqtt", local: local)
+            let home = self.home
             let found = try await within(20, what) { () async -> HomeDevice? in
+                // A device's own feed ends at once while it does not exist: wait for it in the
+                // lists (discovered, or commissioned), then follow it.
+                if (try? home.currentDevice(id: id)) == nil {
+                    for await set in home.discoveredDevices().batched() where set.contains(where: { $0.id == id }) { break }
+                }
                 for await d in home.device(id: id) where ready(d) { return d }
                 return nil
             }

@@ -12,7 +12,7 @@ import Testing
 /// What an app writes to read the Demo plugin's vendor trait, as the seed does:
 /// `deviceType.traits[ExampleOrganization.SpinnerTrait.self]`.
 enum ExampleOrganization {
-    struct SpinnerTrait: Trait {
+    struct SpinnerTrait: HomeModel.Trait {
         static let identifier: TraitID = 0xFFF1_FC01
         let state: TraitState
         let binding: TraitBinding
@@ -46,8 +46,10 @@ enum ExampleOrganization {
         let home = core.home(for: .system)
         let id: DeviceID = "demo:lamp"
         let lamp = try #require(
-            try await within(20, "the demo lamp") { () async -> HomeDevice? in
-                for await d in home.device(id: id) where d.snapshot.commissioning == .commissioned { return d }
+            await within(20, "the demo lamp") { () async -> HomeDevice? in
+                for await set in home.devices().batched() {
+                    if let d = set.first(where: { $0.id == id }) { return d }
+                }
                 return nil
             })
 
@@ -100,7 +102,6 @@ enum ExampleOrganization {
             }
             #expect(seen == expected)
         }
-        group.triggerGracefulShutdown()
     }
 
     @Test func aDeclarationTheHostRefuses_keepsThePluginFromStarting() throws {
@@ -115,6 +116,11 @@ enum ExampleOrganization {
             try core.addVendorTraits([clash], from: "b")
         }
         #expect(core.catalog.trait(0xFFF1_FC10)?.namespace == "Acme")
+    }
+
+    static func device(_ core: HomeCore, _ local: String) -> DeviceSnapshot? {
+        let id = DeviceID(plugin: "p", local: local)
+        return core.state.devices.first { $0.key == id }?.value
     }
 
     /// What `publish` accepts, a later `report` accepts, and vice versa: one rule for both.
@@ -136,13 +142,13 @@ enum ExampleOrganization {
             context.publish(
                 DeviceDescription(
                     localID: local, name: "Device", types: [DeviceTypeDescription(id: OnOffLightDeviceType.identifier, traits: [trait: [attribute: value]])]))
-            let published = core.state.devices[DeviceID(plugin: "p", local: local)]?.type(OnOffLightDeviceType.identifier)?.traits[trait]?.attributes[attribute]
+            let published = Self.device(core, local)?.type(OnOffLightDeviceType.identifier)?.traits[trait]?.attributes[attribute]
             #expect((published == value) == accepted, "publish of \(value) to \(trait.hex)/\(attribute.hex)")
             context.publish(
                 DeviceDescription(
                     localID: local + "r", name: "Device", types: [DeviceTypeDescription(id: OnOffLightDeviceType.identifier, traits: [trait: [:]])]))
             context.report(local + "r", trait, attribute, value)
-            let reported = core.state.devices[DeviceID(plugin: "p", local: local + "r")]?.type(OnOffLightDeviceType.identifier)?.traits[trait]?.attributes[attribute]
+            let reported = Self.device(core, local + "r")?.type(OnOffLightDeviceType.identifier)?.traits[trait]?.attributes[attribute]
             #expect((reported == value) == accepted, "report of \(value) to \(trait.hex)/\(attribute.hex)")
         }
     }
