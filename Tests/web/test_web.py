@@ -271,6 +271,31 @@ def main():
         commissioned = http(h.base, "GET", "/devices/mqtt:webtest2", token=admin_token)
         assert commissioned["primaryType"] == int(plug_type), commissioned["primaryType"]
         print(f"ok: a model-named device was offered '{offered}' and commissioned shown as the type chosen")
+
+        # 5c. Rename afterwards: the naming rules and the "repeats the room" hint apply live.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+        driver.find_element(By.CSS_SELECTOR, f'{lamp} [data-control="rename"]').click()
+        box = css("#rename-dialog [name=name]")
+        box.clear()
+        box.send_keys("Hallway lamp!")
+        text_in("#rename-rules", "letters, digits, spaces and apostrophes")
+        box.send_keys("\b")
+        text_in("#rename-rules", "repeats its room")
+        hint = css("#rename-dialog .suggestion")
+        assert "lamp" in hint.text.lower() and "hallway" not in hint.text.lower(), hint.text
+        hint.click()
+        text_in("#rename-rules", "Good name")
+        driver.find_element(By.CSS_SELECTOR, "#rename-dialog button[type=submit]").click()
+        text_in("#toast", "Renamed to")
+        wait_until("the tile renamed", lambda: driver.find_element(By.CSS_SELECTOR, f"{lamp} .name").text.lower() == "lamp")
+        print("ok: renamed the hall lamp with the live rules and the repeats-the-room hint")
+
+        # 5d. Favourites pin tiles to the top, per user.
+        driver.find_element(By.CSS_SELECTOR, f'{plug} [data-control="favourite"]').click()
+        first = css("#home-body section.favourites [data-device]")
+        assert first.get_attribute("data-device") == device_id, first.get_attribute("data-device")
+        assert driver.find_element(By.CSS_SELECTOR, "#home-body section").get_attribute("class").find("favourites") >= 0
+        print("ok: a favourite is pinned above the rooms")
         # Its state reports reach the tile through the one deviceUpdates feed (attribute
         # reports never re-send the device list), the page holding no per-device subscription.
         h.publish("webtest/plug/state", "ON")
