@@ -271,6 +271,19 @@ def main():
         commissioned = http(h.base, "GET", "/devices/mqtt:webtest2", token=admin_token)
         assert commissioned["primaryType"] == int(plug_type), commissioned["primaryType"]
         print(f"ok: a model-named device was offered '{offered}' and commissioned shown as the type chosen")
+        # Its two types share On/Off: the tile shows and controls each.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+        both = '#home-body [data-device="mqtt:webtest2"]'
+        css(both)
+        toggles = driver.find_elements(By.CSS_SELECTOR, f'{both} [data-control^="toggle@"]')
+        assert len(toggles) == 2, [t.text for t in toggles]
+        h.publish("webtest2/relay/state", "ON")
+        h.publish("webtest2/light/state", "OFF")
+        text_in(f'{both} [data-reading="onOff@{int(plug_type)}"] .value', "On")
+        light_reading = lambda: [r.text for r in driver.find_elements(By.CSS_SELECTOR, f'{both} [data-reading^="onOff@"]')
+                                 if r.get_attribute("data-reading") != f"onOff@{int(plug_type)}"]
+        wait_until("the light type's own state", lambda: len(light_reading()) == 1 and "Off" in light_reading()[0])
+        print("ok: a device with two types sharing On/Off shows and controls both")
 
         # 5c. Rename afterwards: the naming rules and the "repeats the room" hint apply live.
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
