@@ -5,6 +5,10 @@ import Synchronization
 /// A simulated plugin that needs no hardware: a thermometer that drifts, a lamp that obeys
 /// on/off/toggle and reports back, and a button pressed now and then. It shows the whole
 /// path — publish, report, command, event — and is what `make run` starts on any machine.
+///
+/// It also shows a vendor trait (the lamp's `ExampleOrganization.SpinnerTrait`), a device's
+/// identity (`BasicInformation`) and Identify (each device "identifies" by counting its
+/// `IdentifyTime` down, which makes its tile flash in the web page).
 final class DemoPlugin: DriverPlugin {
     struct Configuration: Decodable, Sendable {
         /// Seconds between thermometer readings and button presses.
@@ -18,6 +22,21 @@ final class DemoPlugin: DriverPlugin {
         summary: "Simulated thermometer, lamp and button; needs no hardware")
 
     let lamp = Mutex(false)
+    let spinner = Mutex<Int64>(0)
+    /// Identify requests (device, seconds) for the run loop, which owns the countdowns.
+    let identifyRequests = Mutex<AsyncStream<(String, Int64)>.Continuation?>(nil)
+    /// The latest identify request per device (an older countdown stops when it sees a newer).
+    let identifying = Mutex<[String: Int]>([:])
+
+    var vendorTraits: [TraitDescriptor] { [Spinner.descriptor] }
+
+    /// Who made each demo device: shown as its `BasicInformation`.
+    static func identity(_ localID: String, product: String, productID: UInt16) -> DeviceIdentity {
+        DeviceIdentity(
+            vendorName: "Hearth", vendorID: 0xFFF1, productName: product, productID: productID, partNumber: "DEMO-\(productID)",
+            serialNumber: "DEMO-\(localID.uppercased())-0001", firmwareVersion: "0.1.0", hardwareVersion: "1",
+            uniqueID: "hearth-demo-\(localID)")
+    }
 
     func validate(configuration: PluginConfiguration) throws {
         let config = try configuration.decode(Configuration.self)
@@ -45,7 +64,8 @@ final class DemoPlugin: DriverPlugin {
                                 TemperatureMeasurementTrait.Attribute.maxMeasuredValue: .int(8500),
                             ],
                         ])
-                ], commission: hint("Thermometer")))
+                ], commission: hint("Thermometer"),
+                identity: Self.identity("thermometer", product: "Demo Thermometer", productID: 0x8001)))
         context.publish(
             DeviceDescription(
                 localID: "lamp", name: "Demo Lamp", manufacturer: "Hearth", model: "Demo",
@@ -55,8 +75,10 @@ final class DemoPlugin: DriverPlugin {
                         traits: [
                             IdentifyTrait.identifier: [:], GroupsTrait.identifier: [:],
                             OnOffTrait.identifier: [OnOffTrait.Attribute.onOff: .bool(lamp.withLock { $0 })],
+                            Spinner.trait: [Spinner.rpm: .int(spinner.withLock { $0 })],
                         ])
-                ], commission: hint("Lamp")))
+                ], commission: hint("Lamp"),
+                identity: Self.identity("lamp", product: "Demo Lamp", productID: 0x8002)))
         context.publish(
             DeviceDescription(
                 localID: "button", name: "Demo Button", manufacturer: "Hearth", model: "Demo",
@@ -70,8 +92,44 @@ final class DemoPlugin: DriverPlugin {
                                 SwitchTrait.Attribute.currentPosition: .int(0),
                             ],
                         ])
-                ], commission: hint("Button")))
+                ], commission: hint("Button"),
+                identity: Self.identity("button", product: "Demo Button", productID: 0x8003)))
 
+        let (requests, continuation) = AsyncStream<(String, Int64)>.makeStream()
+        identifyRequests.withLock { $0 = continuation }
+        defer { identifyRequests.withLock { $0 = nil } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.identifyCountdowns(requests, context: context) }
+            group.addTask { try await self.simulate(interval: interval, context: context) }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Counts each identifying device's `IdentifyTime` down to 0, a second at a time (a new
+    /// request for the same device restarts it).
+    func identifyCountdowns(_ requests: AsyncStream<(String, Int64)>, context: any DriverContext) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for await (device, seconds) in requests {
+                let generation = self.identifying.withLock { $0[device, default: 0] += 1; return $0[device]! }
+                group.addTask {
+                    var left = seconds
+                    while left > 0 {
+                        guard self.identifying.withLock({ $0[device] }) == generation else { return }
+                        context.report(device, IdentifyTrait.identifier, IdentifyTrait.Attribute.identifyTime, .int(left))
+                        try await Task.sleep(for: .seconds(1))
+                        left -= 1
+                    }
+                    guard self.identifying.withLock({ $0[device] }) == generation else { return }
+                    context.report(device, IdentifyTrait.identifier, IdentifyTrait.Attribute.identifyTime, .int(0))
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// The drifting thermometer and the button pressed now and then.
+    func simulate(interval: Duration, context: any DriverContext) async throws {
         var temperature: Int64 = 2150
         var tick = 0
         while !Task.isCancelled {
@@ -90,6 +148,29 @@ final class DemoPlugin: DriverPlugin {
     }
 
     func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {
+        if command.trait == IdentifyTrait.identifier, command.command == IdentifyTrait.Command.identify {
+            let seconds = command.arguments["IdentifyTime"]?.intValue ?? 0
+            guard let requests = identifyRequests.withLock({ $0 }) else {
+                throw HomeError.deviceOffline("the demo plugin is not running")
+            }
+            requests.yield((command.localID, max(0, min(seconds, 65535))))
+            return .null
+        }
+        if command.localID == "lamp", command.trait == Spinner.trait {
+            let rpm: Int64
+            switch command.command {
+            case Spinner.spin: rpm = command.arguments["RPM"]?.intValue ?? 0
+            case Spinner.stop: rpm = 0
+            default: throw HomeError.unsupportedOperation("the spinner supports Spin and Stop")
+            }
+            guard (0...Spinner.maximumRPM).contains(rpm) else {
+                throw HomeError.invalidArgument("the spinner turns at 0…\(Spinner.maximumRPM) rpm, not \(rpm)")
+            }
+            spinner.withLock { $0 = rpm }
+            context.report("lamp", Spinner.trait, Spinner.rpm, .int(rpm))
+            context.emit(EventReport(localID: "lamp", trait: Spinner.trait, event: Spinner.speedReached, fields: ["RPM": .int(rpm)]))
+            return .null
+        }
         guard command.localID == "lamp", command.trait == OnOffTrait.identifier else {
             throw HomeError.unsupportedOperation("demo device \(command.localID) takes no command \(command.command.hex)")
         }

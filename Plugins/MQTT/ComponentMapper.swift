@@ -29,6 +29,12 @@ struct ComponentError: Error, Hashable, Sendable, CustomStringConvertible {
 /// | `lock` | Door Lock | Door Lock |
 /// | `climate` | Thermostat | Thermostat |
 /// | `device_automation` trigger | Generic Switch | Switch (events) |
+/// | `button` identify (the firmware's own way to identify: zigbee2mqtt, ESPHome) | (the device's primary type) | Identify |
+///
+/// Every entity's `device` block becomes the device's identity (`BasicInformation`): vendor
+/// (`manufacturer`), product (`model`), part number (`model_id`), serial number, firmware
+/// (`sw_version`) and hardware (`hw_version`) versions, and a unique ID (the first of
+/// `identifiers`, else of `connections`); `suggested_area` pre-selects the room.
 struct ComponentMapper {
     let topic: Discovery.Topic
     let config: [String: Value]
@@ -37,7 +43,7 @@ struct ComponentMapper {
     var broken: Set<String> = []
 
     static let supportedComponents: Set<String> = [
-        "binary_sensor", "sensor", "switch", "light", "cover", "fan", "lock", "climate", "device_automation",
+        "binary_sensor", "sensor", "switch", "light", "cover", "fan", "lock", "climate", "device_automation", "button",
     ]
 
     init(topic: Discovery.Topic, config: [String: Value]) {
@@ -80,12 +86,15 @@ struct ComponentMapper {
         case "lock": entity = try lock()
         case "climate": entity = try climate()
         case "device_automation": entity = try trigger()
+        case "button": entity = try identifyButton()
         default:
             throw ComponentError(
                 "component '\(topic.component)' is not supported (supported: \(Self.supportedComponents.sorted().joined(separator: ", ")))")
         }
         entity.manufacturer = device?["manufacturer"]?.stringValue
         entity.model = device?["model"]?.stringValue
+        entity.identity = deviceBlockIdentity
+        entity.suggestedArea = device?["suggested_area"].flatMap(\.templateText).flatMap { $0.isEmpty ? nil : $0 }
         entity.availability = availability()
         entity.availabilityMode = AvailabilityMode(rawValue: string("availability_mode") ?? "latest") ?? .latest
         entity.optimistic = entity.optimistic || (bool("optimistic") ?? false)
@@ -143,6 +152,31 @@ struct ComponentMapper {
         let deviceName = device?["name"]?.stringValue
         let fallbackName = topic.objectID.replacingOccurrences(of: "_", with: " ")
         return (id ?? uniqueID ?? topic.key, deviceName ?? entityName ?? fallbackName)
+    }
+
+    /// The `device` block as a ``DeviceIdentity``; nil when the message has none.
+    var deviceBlockIdentity: DeviceIdentity? {
+        guard let device else { return nil }
+        func text(_ key: String) -> String? {
+            guard let v = device[key], !v.isNull else { return nil }
+            let t = v.templateText
+            return t.isEmpty ? nil : t
+        }
+        var unique: String?
+        switch device["identifiers"] {
+        case .string(let s)?: unique = s
+        case .list(let l)?: unique = l.first.map(\.templateText)
+        default: break
+        }
+        if unique == nil, case .list(let connections)? = device["connections"], case .list(let pair)? = connections.first,
+            let value = pair.last
+        {
+            unique = value.templateText
+        }
+        return DeviceIdentity(
+            vendorName: text("manufacturer"), productName: text("model"), partNumber: text("model_id"),
+            serialNumber: text("serial_number"), firmwareVersion: text("sw_version"), hardwareVersion: text("hw_version"),
+            uniqueID: unique)
     }
 
     func base(_ type: DeviceTypeID?, rank: Int, _ traits: [TraitID: [AttributeID: Value]]) -> Entity {

@@ -35,7 +35,7 @@ enum DiscoverySchema {
     /// that every conversion stays exact.
     static let fields: [String: Kind] = [
         "name": .text, "unique_id": .text, "object_id": .text, "device_class": .text, "unit_of_measurement": .text,
-        "payload_on": .text, "payload_off": .text, "payload_available": .text, "payload_not_available": .text,
+        "payload_on": .text, "payload_press": .text, "payload_off": .text, "payload_available": .text, "payload_not_available": .text,
         "payload_open": .text, "payload_close": .text, "payload_stop": .text, "payload_lock": .text,
         "payload_unlock": .text, "payload": .text, "state_on": .text, "state_off": .text, "state_open": .text,
         "state_closed": .text, "state_opening": .text, "state_closing": .text, "state_stopped": .text,

@@ -115,6 +115,11 @@ struct Entity: Sendable {
     var entityName: String?
     var manufacturer: String?
     var model: String?
+    /// What the discovery message's `device` block says about the device (vendor, model,
+    /// versions, serial number, identifiers): the host's `BasicInformation`.
+    var identity: DeviceIdentity?
+    /// The `device` block's `suggested_area`: the room commissioning pre-selects.
+    var suggestedArea: String?
     /// The device type it brings; nil for an entity that only adds traits to the device's
     /// primary type (a battery level).
     var deviceType: DeviceTypeID?

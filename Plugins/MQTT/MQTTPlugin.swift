@@ -212,6 +212,8 @@ final class Runtime: Sendable {
             case .report(let reports): context.report(reports)
             case .emit(let event): context.emit(event)
             case .connectivity(let state, let device): context.setConnectivity(state, device: device)
+            case .traitConnectivity(let state, let device, let trait, let type):
+                context.setConnectivity(state, device: device, trait: trait, deviceType: type)
             case .log(let level, let text, let device): context.log(level, text, device: device)
             case .count(let name): context.count(name)
             case .subscribe(let topic, let qos):

@@ -13,6 +13,9 @@ struct Registry {
         case report([AttributeReport])
         case emit(EventReport)
         case connectivity(ConnectivityState, device: String?)
+        /// The connectivity of one trait of one device type (an entity of a device that is
+        /// partly online).
+        case traitConnectivity(ConnectivityState, device: String, trait: TraitID, deviceType: DeviceTypeID)
         case log(LogLevel, String, device: String?)
         case subscribe(String, qos: Int32)
         case unsubscribe(String)
@@ -73,6 +76,8 @@ struct Registry {
     private(set) var values: [String: [TraitID: [AttributeID: Value]]] = [:]
     /// Connectivity last told to the host, by device.
     private var told: [String: ConnectivityState] = [:]
+    /// Connectivity last told to the host per trait, for a device that is partly online.
+    private var toldTraits: [String: [TraitSlot: ConnectivityState]] = [:]
     /// Devices published to the host, with the traits their description carries.
     private var published: Set<String> = []
     private var publishedTraits: [String: Set<TraitID>] = [:]
@@ -178,6 +183,7 @@ struct Registry {
             attributeTraits[device] = nil
             if published.remove(device) != nil {
                 told[device] = nil
+                toldTraits[device] = nil
                 publishedTraits[device] = nil
                 values[device] = nil
                 return [.remove(device)]
@@ -187,6 +193,7 @@ struct Registry {
         published.insert(device)
         publishedTraits[device] = Set(description.types.flatMap { $0.traits.keys })
         told[device] = nil  // state the connectivity after every (re)publish
+        toldTraits[device] = nil
         return [.publish(description)] + connectivityEffects(for: [device])
     }
 
@@ -221,7 +228,9 @@ struct Registry {
         if splitOff, let entityName = primary.entityName, !entityName.isEmpty { name += " " + entityName }
         return DeviceDescription(
             localID: device, name: name, manufacturer: primary.manufacturer, model: primary.model, types: types,
-            locality: .local, commission: primary.commission, optimistic: members.contains { $0.optimistic })
+            locality: .local, commission: primary.commission, optimistic: members.contains { $0.optimistic },
+            identity: primary.identity ?? members.lazy.compactMap(\.identity).first,
+            suggestedRoom: primary.suggestedArea ?? members.lazy.compactMap(\.suggestedArea).first)
     }
 
     // MARK: Messages
@@ -429,7 +438,10 @@ struct Registry {
             for a in entity.availability { availability[key, default: [:]][a.topic] = false }
             latestAvailability[key] = false
         }
-        for device in published { told[device] = .offline }
+        for device in published {
+            told[device] = .offline
+            toldTraits[device] = nil
+        }
         return [.connectivity(.offline, device: nil)]
     }
 
@@ -459,14 +471,59 @@ struct Registry {
         return .partiallyOnline
     }
 
+    /// One trait of one device type of a device.
+    struct TraitSlot: Hashable, Comparable {
+        let type: DeviceTypeID
+        let trait: TraitID
+        static func < (a: Self, b: Self) -> Bool { (a.type, a.trait) < (b.type, b.trait) }
+    }
+
+    /// Each trait's connectivity from the entities that bring it (an entity without a device
+    /// type adds its traits to the primary type), as ``connectivity(of:)`` aggregates them.
+    func traitConnectivity(of device: String) -> [TraitSlot: ConnectivityState] {
+        let members = (devices[device] ?? []).compactMap { entities[$0] }.sorted { ($0.rank, $0.key) < ($1.rank, $1.key) }
+        guard let primary = members.first(where: { $0.deviceType != nil })?.deviceType else { return [:] }
+        var states: [TraitSlot: [Bool]] = [:]
+        for entity in members {
+            let type = entity.deviceType ?? primary
+            let state = entityAvailability(entity.key)
+            for trait in entity.traits.keys {
+                states[TraitSlot(type: type, trait: trait), default: []] += state.map { [$0] } ?? []
+            }
+        }
+        return states.mapValues { known in
+            if known.isEmpty { return .unknown }
+            if known.allSatisfy({ $0 }) { return .online }
+            if known.allSatisfy({ !$0 }) { return .offline }
+            return .partiallyOnline
+        }
+    }
+
+    /// Tells the host what changed: the whole device when its entities agree, else each trait
+    /// (one dead entity makes its traits offline and the device type partially online).
     private mutating func connectivityEffects(for devices: [String]) -> [Effect] {
         var effects: [Effect] = []
         for device in devices where published.contains(device) {
             let state = connectivity(of: device)
-            if told[device] != state {
-                told[device] = state
-                effects.append(.connectivity(state, device: device))
+            guard state == .partiallyOnline else {
+                if told[device] != state || toldTraits[device] != nil {
+                    told[device] = state
+                    toldTraits[device] = nil
+                    effects.append(.connectivity(state, device: device))
+                }
+                continue
             }
+            let before = told[device]
+            told[device] = state
+            var said = toldTraits[device] ?? [:]
+            for (slot, traitState) in traitConnectivity(of: device).sorted(by: { $0.key < $1.key }) {
+                let previous = said[slot] ?? before
+                if previous != traitState {
+                    effects.append(.traitConnectivity(traitState, device: device, trait: slot.trait, deviceType: slot.type))
+                }
+                said[slot] = traitState
+            }
+            toldTraits[device] = said
         }
         return effects
     }

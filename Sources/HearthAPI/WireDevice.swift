@@ -35,6 +35,8 @@ public struct WireDevice: Hashable, Sendable, Codable {
     public let commissioning: CommissioningState
     public let manufacturer: String?
     public let model: String?
+    /// The room a discovered device suggests (MQTT discovery's `suggested_area`).
+    public let suggestedRoom: String?
     public let primaryType: DeviceTypeID?
     public let sourceConnectivity: SourceConnectivity
     public internal(set) var types: [WireDeviceType]
@@ -48,6 +50,7 @@ public struct WireDevice: Hashable, Sendable, Codable {
         commissioning = d.commissioning
         manufacturer = d.manufacturer
         model = d.model
+        suggestedRoom = d.suggestedRoom
         primaryType = d.primaryType?.id
         sourceConnectivity = d.sourceConnectivity
         types = d.types.map { t in
@@ -83,7 +86,7 @@ public struct WireDevice: Hashable, Sendable, Codable {
                             )
                         }, uniquingKeysWith: { a, _ in a }))
             },
-            manufacturer: manufacturer, model: model)
+            manufacturer: manufacturer, model: model, suggestedRoom: suggestedRoom)
     }
 }
 

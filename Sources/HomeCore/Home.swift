@@ -187,8 +187,7 @@ extension HomeCore {
             }
             arguments = try command.validate(arguments: request.arguments, trait: trait)
         }
-        let offline = device.type(request.deviceType)?.traits[request.trait]?.sourceConnectivity.connectivityState == .offline
-        if offline { throw HomeError.deviceOffline("\(device.name) (\(device.id)) is offline") }
+        try Self.checkReachable(device, request.deviceType, request.trait, catalog: catalog)
         guard let handler = handler(for: plugin) else {
             throw HomeError.deviceOffline("plugin \(plugin) is not running; \(device.name) cannot be reached")
         }
@@ -218,12 +217,27 @@ extension HomeCore {
             guard a.writable else { throw HomeError.unsupportedOperation("attribute \(trait.name).\(a.name) is read-only") }
             try a.validate(value, in: trait)
         }
+        try Self.checkReachable(device, deviceType, traitID, catalog: catalog)
         guard let handler = handler(for: plugin) else {
             throw HomeError.deviceOffline("plugin \(plugin) is not running; \(device.name) cannot be reached")
         }
         let write = DriverWrite(
             localID: id.localID, deviceType: deviceType, trait: traitID, attribute: attribute, value: value, origin: principal.id)
         try await withTimeout(commandTimeout, what: "write to \(device.name)") { try await handler.write(write) }
+    }
+
+    /// Fails fast with `deviceOffline` when the addressed trait is `offline` or `unknown` (an
+    /// MQTT entity whose availability topic says offline, a restored device its plugin has
+    /// not published yet), instead of waiting for a driver that cannot reach it.
+    static func checkReachable(_ device: DeviceSnapshot, _ type: DeviceTypeID, _ trait: TraitID, catalog: Catalog) throws(HomeError) {
+        guard let state = device.type(type)?.traits[trait]?.sourceConnectivity.connectivityState else { return }
+        switch state {
+        case .offline, .unknown:
+            let name = catalog.trait(trait)?.name ?? trait.hex
+            throw .deviceOffline("\(device.name) (\(device.id)) cannot be reached: its \(name) is \(state)")
+        case .online, .partiallyOnline:
+            return
+        }
     }
 
     /// Finds the device as the principal sees it and checks it may be controlled.

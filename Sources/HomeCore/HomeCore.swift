@@ -19,7 +19,11 @@ public protocol CommandHandler: Sendable {
 /// lock by the pure state machine; observers are handed their updates after the lock is
 /// released, each into its own bounded buffer, so a slow observer never slows a driver.
 public final class HomeCore: Sendable {
-    public let catalog: Catalog
+    /// The running catalogue: the standard one plus the vendor traits plugins declared
+    /// (``addVendorTraits(_:from:)``). A cheap copy.
+    public var catalog: Catalog { catalogBox.withLock { $0 } }
+    /// Guarded on its own: read before ``inner`` is locked, never while holding it.
+    let catalogBox: Mutex<Catalog>
     /// Strict: unsupported traits and commands are refused before they reach a driver.
     /// Lenient: they are sent, and the driver's error is reported back.
     public let strictOperationValidation: Bool
@@ -69,12 +73,35 @@ public final class HomeCore: Sendable {
         metrics: HomeMetrics = HomeMetrics(), now: (@Sendable () -> UInt64)? = nil
     ) {
         self.metrics = metrics
-        self.catalog = catalog
+        self.catalogBox = Mutex(catalog)
         self.store = store
         self.strictOperationValidation = strictOperationValidation
         self.commandTimeout = commandTimeout
         self.logger = logger
         self.now = now ?? { UInt64(Date().timeIntervalSince1970 * 1e9) }
+    }
+
+    /// Adds a plugin's vendor traits to the running catalogue (checked by
+    /// ``HomeModel/Catalog/adding(vendorTraits:)``); from then on their values are validated
+    /// and commands to them routed like a standard trait's.
+    ///
+    /// - Throws: ``HomeError`` `invalidArgument` or `conflict` naming the trait; nothing is
+    ///   added then.
+    public func addVendorTraits(_ traits: [TraitDescriptor], from pluginID: String) throws(HomeError) {
+        guard !traits.isEmpty else { return }
+        let result: Result<Void, HomeError> = catalogBox.withLock { catalog in
+            do throws(HomeError) {
+                catalog = try catalog.adding(vendorTraits: traits)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        if case .failure(let error) = result {
+            throw HomeError(error.code, "plugin \(pluginID): \(error.message)")
+        }
+        logger.info(
+            "vendor traits added", metadata: ["plugin": "\(pluginID)", "traits": "\(traits.map(\.qualifiedName).joined(separator: ", "))"])
     }
 
     /// Loads the layout and device registry from the store. Call once, before plugins start.
@@ -111,6 +138,7 @@ public final class HomeCore: Sendable {
         case .report, .event, .connectivity: keepsVisibility = true
         default: keepsVisibility = false
         }
+        let catalog = self.catalog
         let result: Result<(HomeOutcome, [@Sendable () -> Void], LayoutDelta?), HomeError> = inner.withLock { inner in
             let before: HomeState?
             let after: HomeState

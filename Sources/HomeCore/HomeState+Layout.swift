@@ -99,6 +99,7 @@ extension HomeState {
             d.structureID = structure
             d.roomID = room
             d.commissioning = .commissioned
+            d.suggestedRoom = nil
             put(d)
             outcome.devices.append((id, .shape))
 

@@ -145,17 +145,24 @@ extension HomeState {
                 continue
             }
             var traits: [TraitID: TraitState] = [:]
-            for (traitID, initial) in t.traits {
-                let descriptor = catalog.trait(traitID)
+            var declared = t.traits
+            if index == primaryIndex, let identity = d.identity {
+                // The identity shows as the primary type's Basic Information (the plugin's own
+                // values of the trait, if it gave any, win).
+                var info = identity.basicInformation
+                if info[BasicInformationTrait.Attribute.uniqueID] == nil {
+                    info[BasicInformationTrait.Attribute.uniqueID] = .string(String(id.rawValue.prefix(32)))
+                }
+                declared[BasicInformationTrait.identifier, default: [:]].merge(info) { plugin, _ in plugin }
+            }
+            for (traitID, initial) in declared {
                 var attributes = existing?.type(t.id)?.traits[traitID]?.attributes ?? [:]
                 for (attributeID, value) in initial {
-                    if let a = descriptor?.attribute(attributeID) {
-                        do throws(HomeError) {
-                            try a.validate(value, in: descriptor)
-                        } catch {
-                            outcome.rejected.append((id, "\(traitID.hex)/\(attributeID.hex)", error.message))
-                            continue
-                        }
+                    // The same check a later report gets: what publish accepts, report accepts.
+                    let probe = AttributeReport(localID: d.localID, trait: traitID, attribute: attributeID, value: value)
+                    if let refusal = Self.refusal(of: probe, catalog: catalog) {
+                        outcome.rejected.append((id, refusal.key, refusal.message))
+                        continue
                     }
                     attributes[attributeID] = value
                 }
@@ -171,6 +178,7 @@ extension HomeState {
             device.types = types
             device.manufacturer = d.manufacturer
             device.model = d.model
+            device.suggestedRoom = device.commissioning == .discovered ? d.suggestedRoom : nil
             if device.commissioning == .discovered { device.name = d.name }
             if device != existing {
                 let shapeChanged = device.types.map(\.id) != existing!.types.map(\.id)
@@ -182,9 +190,10 @@ extension HomeState {
             return
         }
         var device = DeviceSnapshot(
-            id: id, name: d.name, types: types, manufacturer: d.manufacturer, model: d.model)
+            id: id, name: d.name, types: types, manufacturer: d.manufacturer, model: d.model, suggestedRoom: d.suggestedRoom)
         if let hint = d.commission {
             commissionFromHint(&device, hint, into: &outcome)
+            if device.commissioning == .commissioned { device.suggestedRoom = nil }
         }
         put(device)
         outcome.devices.append((id, .added))
@@ -286,18 +295,7 @@ extension HomeState {
 
     /// Why the catalogue refuses a report, if it does (checked before any device is touched).
     static func refusal(of r: AttributeReport, catalog: Catalog) -> (key: String, message: String)? {
-        switch catalog.check(r.trait, r.attribute, r.value) {
-        case .valid, .unknownTrait:
-            return nil
-        case .invalid(let message):
-            return ("\(r.trait.hex)/\(r.attribute.hex)", message)
-        case .unknownAttribute:
-            // Manufacturer-specific attributes (0xF000…) ride along on standard traits.
-            if r.attribute.rawValue < 0xF000, let descriptor = catalog.trait(r.trait), !descriptor.isVendor {
-                return ("\(r.trait.hex)/\(r.attribute.hex)", "trait \(descriptor.name) has no attribute \(r.attribute.hex)")
-            }
-            return nil
-        }
+        catalog.refusal(r.trait, r.attribute, r.value).map { ("\(r.trait.hex)/\(r.attribute.hex)", $0) }
     }
 
     /// Applies one report to the device in `slot` (from ``devices``, ``DeviceSnapshot/vacancy``
@@ -353,7 +351,7 @@ extension HomeState {
             outcome.rejected.append((id, "\(e.trait.hex)", "device \(id) has no trait \(e.trait.hex) for event \(e.event.hex)"))
             return
         }
-        if let descriptor = catalog.trait(e.trait), !descriptor.isVendor {
+        if let descriptor = catalog.trait(e.trait) {
             guard let ev = descriptor.event(e.event) else {
                 outcome.rejected.append((id, "\(e.trait.hex)/event", "trait \(descriptor.name) has no event \(e.event.hex)"))
                 return

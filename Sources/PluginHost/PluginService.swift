@@ -113,6 +113,19 @@ public final class PluginService<C: Clock>: Service, CommandHandler, PluginStatu
             try? await gracefulShutdown()
             return
         }
+        do throws(HomeError) {
+            // Also done when the plugins are planned; again here for a service started on its own
+            // (the same declaration is accepted twice).
+            try core.addVendorTraits(plugin.vendorTraits, from: loaded.manifest.id)
+        } catch {
+            update {
+                $0.state = .refused
+                $0.lastError = error.message
+            }
+            logger.error("plugin refused: \(error.message)")
+            try? await gracefulShutdown()
+            return
+        }
         core.setCommandHandler(self, for: loaded.manifest.id)
         defer { core.setCommandHandler(nil, for: loaded.manifest.id) }
         await cancelWhenGracefulShutdown { await self.superviseRuns(plugin) }

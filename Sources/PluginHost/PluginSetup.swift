@@ -146,6 +146,17 @@ public enum PluginSetup {
                         lastError: error.message))
                 continue
             }
+            do throws(HomeError) {
+                // Before anything runs: devices and clients find the plugin's traits in the catalogue.
+                try core.addVendorTraits(p.plugin.vendorTraits, from: manifest.id)
+            } catch {
+                logger.error("plugin refused: \(error.message)", metadata: ["plugin": "\(manifest.id)", "file": "\(p.path)"])
+                registry.add(
+                    PluginStatus(
+                        id: manifest.id, name: manifest.name, version: manifest.version, path: p.path, state: .refused,
+                        lastError: error.message))
+                continue
+            }
             if let program = options.executable {
                 let message = section(manifest.id).problem(
                     at: "executable", "plugin '\(manifest.id)' is already loaded from \(p.path); remove 'executable' or the file")

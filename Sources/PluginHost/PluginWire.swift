@@ -112,7 +112,39 @@ public enum PluginWire {
             if let s = c.structure { h["structure"] = .string(s) }
             o["commission"] = .object(h)
         }
+        if let i = d.identity {
+            var h: [String: Value] = [:]
+            for (k, v) in [
+                ("vendorName", i.vendorName), ("productName", i.productName), ("partNumber", i.partNumber),
+                ("serialNumber", i.serialNumber), ("firmwareVersion", i.firmwareVersion), ("hardwareVersion", i.hardwareVersion),
+                ("uniqueID", i.uniqueID),
+            ] {
+                if let v { h[k] = .string(v) }
+            }
+            if let v = i.vendorID { h["vendorID"] = .int(Int64(v)) }
+            if let v = i.productID { h["productID"] = .int(Int64(v)) }
+            o["identity"] = .object(h)
+        }
+        if let r = d.suggestedRoom { o["suggestedRoom"] = .string(r) }
         return .object(o)
+    }
+
+    /// A device's `identity` object (every field optional; IDs 0…65535).
+    static func identity(_ v: Value?, in what: String) throws(FormatError) -> DeviceIdentity? {
+        guard let v, !v.isNull else { return nil }
+        let h = try object(v, "\(what).identity")
+        func id16(_ key: String) throws(FormatError) -> UInt16? {
+            guard let x = h[key], !x.isNull else { return nil }
+            guard let n = x.intValue, let u = UInt16(exactly: n) else { throw FormatError("\(what).identity.\(key): expected an integer 0…65535") }
+            return u
+        }
+        let at = "\(what).identity"
+        return DeviceIdentity(
+            vendorName: try optionalString(h, "vendorName", in: at), vendorID: try id16("vendorID"),
+            productName: try optionalString(h, "productName", in: at), productID: try id16("productID"),
+            partNumber: try optionalString(h, "partNumber", in: at), serialNumber: try optionalString(h, "serialNumber", in: at),
+            firmwareVersion: try optionalString(h, "firmwareVersion", in: at), hardwareVersion: try optionalString(h, "hardwareVersion", in: at),
+            uniqueID: try optionalString(h, "uniqueID", in: at))
     }
 
     public static func device(_ v: Value?) throws(FormatError) -> DeviceDescription {
@@ -151,7 +183,8 @@ public enum PluginWire {
         return DeviceDescription(
             localID: localID, name: try optionalString(o, "name", in: what) ?? localID,
             manufacturer: try optionalString(o, "manufacturer", in: what), model: try optionalString(o, "model", in: what),
-            types: types, locality: locality, commission: commission, optimistic: o["optimistic"]?.boolValue ?? false)
+            types: types, locality: locality, commission: commission, optimistic: o["optimistic"]?.boolValue ?? false,
+            identity: try identity(o["identity"], in: what), suggestedRoom: try optionalString(o, "suggestedRoom", in: what))
     }
 
     // MARK: Reports and events

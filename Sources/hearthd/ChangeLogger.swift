@@ -16,7 +16,7 @@ struct ChangeLogger: Service {
                 group.addTask { await watchDevices(self.home.discoveredDevices(), label: "discovered device") }
                 group.addTask {
                     for await event in self.home.events() {
-                        let trait = Catalog.standard.trait(event.trait)
+                        let trait = self.home.core.catalog.trait(event.trait)
                         let name = trait?.event(event.event)?.name ?? event.event.hex
                         logger.info(
                             "event \(trait?.name ?? event.trait.hex).\(name) \(event.fields.isEmpty ? "" : "\(event.fields)")",
@@ -39,7 +39,7 @@ struct ChangeLogger: Service {
                 }
                 for device in added {
                     watching.insert(device.id)
-                    let primary = device.snapshot.primaryType.flatMap { Catalog.standard.deviceType($0.id)?.name } ?? "?"
+                    let primary = device.snapshot.primaryType.flatMap { self.home.core.catalog.deviceType($0.id)?.name } ?? "?"
                     logger.info("\(label) '\(device.name)' (\(primary))", metadata: ["device": "\(device.id)"])
                     group.addTask { await self.watchAttributes(device.id, label: label) }
                 }
@@ -66,7 +66,7 @@ struct ChangeLogger: Service {
         for type in new.types {
             for (traitID, trait) in type.traits.sorted(by: { $0.key < $1.key }) {
                 let before = old.type(type.id)?.traits[traitID]?.attributes ?? [:]
-                let descriptor = Catalog.standard.trait(traitID)
+                let descriptor = self.home.core.catalog.trait(traitID)
                 for (attributeID, value) in trait.attributes.sorted(by: { $0.key < $1.key }) where before[attributeID] != value {
                     let a = descriptor?.attribute(attributeID)
                     let unit = a?.unit.map { " (\($0))" } ?? ""

@@ -28,6 +28,7 @@ import Testing
             case .report(let r): host.report(r)
             case .emit(let e): host.emit(e)
             case .connectivity(let s, let d): host.setConnectivity(s, device: d)
+            case .traitConnectivity(let s, let d, let t, let type): host.setConnectivity(s, device: d, trait: t, deviceType: type)
             case .log(let l, let m, let d): host.log(l, m, device: d)
             case .count(let name): host.count(name)
             case .subscribe, .unsubscribe: break

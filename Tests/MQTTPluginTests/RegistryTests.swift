@@ -126,7 +126,7 @@ import Testing
         #expect(host.logLines.contains { $0.contains("homeassistant/sensor/x/config") && $0.contains("not valid JSON") })
     }
 
-    @Test mutating func availabilityModes_andMixedEntities_drivePerDeviceConnectivity() {
+    @Test mutating func availabilityModes_andMixedEntities_drivePerTraitConnectivity() {
         let base = #""dev": {"ids": "multi"}, "dev_cla": "temperature""#
         send("homeassistant/sensor/multi/a/config", #"{"stat_t": "m/a", "uniq_id": "a", "avty_mode": "all", "avty": [{"t": "m/bridge"}, {"t": "m/a/avail"}], "#  + base + "}")
         send("homeassistant/binary_sensor/multi/b/config", #"{"stat_t": "m/b", "uniq_id": "b", "dev_cla": "door", "avty_t": "m/b/avail", "dev": {"ids": "multi"}}"#)
@@ -135,12 +135,18 @@ import Testing
         #expect(host.connectivity(of: "multi") == .unknown, "mode all needs both topics")
         send("m/a/avail", "online")
         #expect(host.connectivity(of: "multi") == .online)
+        // One dead entity: its traits go offline, the others stay online (the device type and
+        // device aggregate to partiallyOnline in the core), told per trait.
+        let door = BooleanStateTrait.identifier, temperature = TemperatureMeasurementTrait.identifier
         send("m/b/avail", "offline")
-        #expect(host.connectivity(of: "multi") == .partiallyOnline)
+        #expect(host.connectivity(of: "multi", trait: door) == .offline)
+        #expect(host.connectivity(of: "multi", trait: temperature) != .offline)
         send("m/bridge", "offline")
         #expect(host.connectivity(of: "multi") == .offline)
         send("m/b/avail", "online")
-        #expect(host.connectivity(of: "multi") == .partiallyOnline)
+        #expect(host.connectivity(of: "multi", trait: door) == .online)
+        #expect(host.connectivity(of: "multi", trait: temperature) == nil, "only what changed is told: it stays offline with the device")
+        #expect(host.connectivity(of: "multi") == .offline)
         send("m/b/avail", "maybe")
         #expect(registry.malformed["binary_sensor/multi/b"] == 1)
     }

@@ -12,7 +12,9 @@ import Testing
             DeviceTypeDescription(
                 id: OnOffLightDeviceType.identifier, isPrimary: true,
                 traits: [IdentifyTrait.identifier: [:], OnOffTrait.identifier: [OnOffTrait.Attribute.onOff: true]])
-        ], locality: .remote, commission: CommissionHint(name: "Desk Lamp", room: "Study"), optimistic: true)
+        ], locality: .remote, commission: CommissionHint(name: "Desk Lamp", room: "Study"), optimistic: true,
+        identity: DeviceIdentity(vendorName: "Acme", vendorID: 0xFFF1, productName: "L1", productID: 7, serialNumber: "SN1", uniqueID: "acme-l1-1"),
+        suggestedRoom: "Study")
 
     @Test func deviceDescription_roundTrips_withHexKeysAsDocumented() throws {
         let wire = PluginWire.encode(lamp)

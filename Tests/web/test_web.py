@@ -92,7 +92,7 @@ plugins:
       - {{ chip: sim0, lines: [BUTTON, RELAY], control: {self.gpio} }}
     lines:
       - {{ id: doorbell, chip: sim0, line: BUTTON, role: button, name: Doorbell, room: Hallway }}
-      - {{ id: hall-lamp, chip: sim0, line: RELAY, role: light, initial: "off", name: Hall lamp, room: Hallway }}
+      - {{ id: hall-lamp, chip: sim0, line: RELAY, role: light, initial: "off", name: Hall lamp, room: Hallway, identify: true }}
 server:
   listen: 127.0.0.1:{self.api_port}
   stateDirectory: {self.dir}/state
@@ -187,6 +187,24 @@ def main():
         shot("home.png")
         print("ok: toggled the relay from the page; the tile and the GPIO line say on")
 
+        # 3b. Tiles draw inline SVG icons (no emoji font needed). Identify: the lamp opted in
+        # (identify: true), so its tile offers it, flashes while it identifies and the line
+        # blinks; the doorbell (an input) does not offer it.
+        css(f'{lamp} svg.icon[data-icon="light"]')
+        assert not driver.find_elements(By.CSS_SELECTOR, '[data-device="gpio:doorbell"] [data-control="identify"]')
+        driver.find_element(By.CSS_SELECTOR, f'{lamp} [data-control="identify"]').click()
+        css(f'{lamp}.identifying')
+        wait_until("the relay to blink low", lambda: h.relay_level() is False)
+        wait_until("the relay to blink high again", lambda: h.relay_level() is True)
+        # Switching the lamp ends the blink: a toggle toggles the state before it (On → Off).
+        driver.find_element(By.CSS_SELECTOR, f'{lamp} [data-control="toggle"]').click()
+        text_in(f'{lamp} [data-reading="onOff"] .value', "Off")
+        wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, f"{lamp}.identifying")))
+        wait_until("the relay low after the blink", lambda: h.relay_level() is False)
+        driver.find_element(By.CSS_SELECTOR, f'{lamp} [data-control="toggle"]').click()
+        text_in(f'{lamp} [data-reading="onOff"] .value', "On")
+        print("ok: the lamp's tile flashed while it identified, its line blinked, and a toggle ended it")
+
         # 4. A button press on the simulated chip appears in the events feed.
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="events"]').click()
         css("#events:not([hidden])")
@@ -201,10 +219,14 @@ def main():
         # 5. An MQTT device announces itself; commission it, first with a name the rules refuse.
         h.publish("homeassistant/switch/webtest/plug/config", json.dumps({
             "name": "Desk plug", "unique_id": "webtest-plug", "state_topic": "webtest/plug/state",
-            "command_topic": "webtest/plug/set", "device": {"identifiers": ["webtest"], "name": "Desk plug", "manufacturer": "Test"}}))
+            "command_topic": "webtest/plug/set", "device": {"identifiers": ["webtest"], "name": "Desk plug", "manufacturer": "Test",
+                                                            "suggested_area": "Office"}}))
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="discovered"]').click()
         card = css("#discovered-body [data-device] form")
         device_id = card.find_element(By.XPATH, "..").get_attribute("data-device")
+        # The device's suggested_area is pre-selected (as a new room: the home has no Office yet).
+        room = card.find_element(By.CSS_SELECTOR, "[name=room]")
+        wait_until("the suggested room selected", lambda: room.get_attribute("value") == "new:Office")
         name = card.find_element(By.CSS_SELECTOR, "[name=name]")
         name.clear()
         name.send_keys("Desk plug!")
@@ -221,7 +243,72 @@ def main():
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
         plug = f'#home-body [data-device="{device_id}"]'
         css(plug)
-        print(f"ok: {device_id} commissioned with the suggested name and shown in the home")
+        assert "Office" in [r["name"] for r in http(h.base, "GET", "/rooms", token=driver.execute_script("return localStorage.getItem('hearth.token')"))]
+        print(f"ok: {device_id} commissioned with the suggested name into its suggested room (Office) and shown in the home")
+
+        # 5b. A firmware that names the device by its model: the name offered is not the model
+        # string, and a device with two types lets the person choose what it is shown as.
+        h.publish("homeassistant/light/webtest2/light/config", json.dumps({
+            "unique_id": "webtest2-light", "command_topic": "webtest2/light/set", "state_topic": "webtest2/light/state",
+            "device": {"identifiers": ["webtest2"], "name": "Sonoff S31", "model": "Sonoff S31", "manufacturer": "Tasmota"}}))
+        h.publish("homeassistant/switch/webtest2/relay/config", json.dumps({
+            "unique_id": "webtest2-relay", "command_topic": "webtest2/relay/set", "state_topic": "webtest2/relay/state",
+            "device": {"identifiers": ["webtest2"], "name": "Sonoff S31", "model": "Sonoff S31", "manufacturer": "Tasmota"}}))
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="discovered"]').click()
+        card2 = css('#discovered-body [data-device="mqtt:webtest2"] form')
+        kinds = wait_until("the primary type choice", lambda: card2.find_elements(By.CSS_SELECTOR, "[name=primaryType] option"))
+        assert len(kinds) == 2, [k.text for k in kinds]
+        offered = card2.find_element(By.CSS_SELECTOR, "[name=name]").get_attribute("value")
+        assert offered != "Sonoff S31" and offered, offered
+        from selenium.webdriver.support.ui import Select
+        choice = Select(card2.find_element(By.CSS_SELECTOR, "[name=primaryType]"))
+        plug_type = next(o.get_attribute("value") for o in choice.options if "Plug" in o.text)
+        choice.select_by_value(plug_type)
+        text_in('#discovered-body [data-device="mqtt:webtest2"] .rules', "Good name")
+        card2.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        text_in("#toast", "is in the home")
+        admin_token = driver.execute_script("return localStorage.getItem('hearth.token')")
+        commissioned = http(h.base, "GET", "/devices/mqtt:webtest2", token=admin_token)
+        assert commissioned["primaryType"] == int(plug_type), commissioned["primaryType"]
+        print(f"ok: a model-named device was offered '{offered}' and commissioned shown as the type chosen")
+        # Its two types share On/Off: the tile shows and controls each.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+        both = '#home-body [data-device="mqtt:webtest2"]'
+        css(both)
+        toggles = driver.find_elements(By.CSS_SELECTOR, f'{both} [data-control^="toggle@"]')
+        assert len(toggles) == 2, [t.text for t in toggles]
+        h.publish("webtest2/relay/state", "ON")
+        h.publish("webtest2/light/state", "OFF")
+        text_in(f'{both} [data-reading="onOff@{int(plug_type)}"] .value', "On")
+        light_reading = lambda: [r.text for r in driver.find_elements(By.CSS_SELECTOR, f'{both} [data-reading^="onOff@"]')
+                                 if r.get_attribute("data-reading") != f"onOff@{int(plug_type)}"]
+        wait_until("the light type's own state", lambda: len(light_reading()) == 1 and "Off" in light_reading()[0])
+        print("ok: a device with two types sharing On/Off shows and controls both")
+
+        # 5c. Rename afterwards: the naming rules and the "repeats the room" hint apply live.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+        driver.find_element(By.CSS_SELECTOR, f'{lamp} [data-control="rename"]').click()
+        box = css("#rename-dialog [name=name]")
+        box.clear()
+        box.send_keys("Hallway lamp!")
+        text_in("#rename-rules", "letters, digits, spaces and apostrophes")
+        box.send_keys("\b")
+        text_in("#rename-rules", "repeats its room")
+        hint = css("#rename-dialog .suggestion")
+        assert "lamp" in hint.text.lower() and "hallway" not in hint.text.lower(), hint.text
+        hint.click()
+        text_in("#rename-rules", "Good name")
+        driver.find_element(By.CSS_SELECTOR, "#rename-dialog button[type=submit]").click()
+        text_in("#toast", "Renamed to")
+        wait_until("the tile renamed", lambda: driver.find_element(By.CSS_SELECTOR, f"{lamp} .name").text.lower() == "lamp")
+        print("ok: renamed the hall lamp with the live rules and the repeats-the-room hint")
+
+        # 5d. Favourites pin tiles to the top, per user.
+        driver.find_element(By.CSS_SELECTOR, f'{plug} [data-control="favourite"]').click()
+        first = css("#home-body section.favourites [data-device]")
+        assert first.get_attribute("data-device") == device_id, first.get_attribute("data-device")
+        assert driver.find_element(By.CSS_SELECTOR, "#home-body section").get_attribute("class").find("favourites") >= 0
+        print("ok: a favourite is pinned above the rooms")
         # Its state reports reach the tile through the one deviceUpdates feed (attribute
         # reports never re-send the device list), the page holding no per-device subscription.
         h.publish("webtest/plug/state", "ON")

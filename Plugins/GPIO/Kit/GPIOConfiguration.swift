@@ -106,6 +106,9 @@ public struct GPIOConfiguration: Decodable, Sendable, Hashable {
                 }
             }
             if line.room != nil, line.name == nil { throw fail("\(at).room", "a room needs a 'name' for the device too") }
+            if line.identify, !line.role.isOutput {
+                throw fail("\(at).identify", "only outputs (relay, light, plug) can blink to identify; an input has no way to show itself")
+            }
             if line.debounce.duration > .seconds(10) { throw fail("\(at).debounce", "must be at most 10s") }
             if line.role.isOutput {
                 if line.debounce.duration > .zero { throw fail("\(at).debounce", "outputs are not debounced") }
@@ -157,15 +160,26 @@ public struct LineConfiguration: Decodable, Sendable, Hashable {
     public var initial: InitialState?
     /// Outputs: a separate input that reports the real state (a light with a status line).
     public var statusLine: LineReference?
+    /// Who made what is wired to the line (shown as the device's `BasicInformation`):
+    /// `vendor`, `model`, `serial-number`, `hardware-version`; Hearth's own values where absent.
+    public var vendor: String?
+    public var model: String?
+    public var serialNumber: String?
+    public var hardwareVersion: String?
+    /// Outputs: whether the device offers Identify, blinking the output (once a second) while it
+    /// identifies. Off unless set: blinking a pump, a heater or a garage door is not safe.
+    public var identify: Bool
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, chip, line, role, bias, debounce, name, room, initial
+        case id, chip, line, role, bias, debounce, name, room, initial, vendor, model, identify
         case activeLow = "active-low"
         case holdOn = "hold-on"
         case longPress = "long-press"
         case multiPressWindow = "multi-press-window"
         case multiPressMax = "multi-press-max"
         case statusLine = "status-line"
+        case serialNumber = "serial-number"
+        case hardwareVersion = "hardware-version"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -185,6 +199,11 @@ public struct LineConfiguration: Decodable, Sendable, Hashable {
         multiPressMax = try c.decodeIfPresent(Int.self, forKey: .multiPressMax)
         initial = try c.decodeIfPresent(InitialState.self, forKey: .initial)
         statusLine = try c.decodeIfPresent(LineReference.self, forKey: .statusLine)
+        vendor = try c.decodeIfPresent(String.self, forKey: .vendor)
+        model = try c.decodeIfPresent(String.self, forKey: .model)
+        serialNumber = try c.decodeIfPresent(String.self, forKey: .serialNumber)
+        hardwareVersion = try c.decodeIfPresent(String.self, forKey: .hardwareVersion)
+        identify = try c.decodeIfPresent(Bool.self, forKey: .identify) ?? false
     }
 
     /// The device's local ID.

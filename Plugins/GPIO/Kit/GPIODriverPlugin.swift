@@ -86,6 +86,21 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
     let scheduler: Scheduler<C>
     let chips = Mutex(Chips())
     let restored: [String: Bool]
+    /// Outputs blinking to identify, by local ID (only lines whose configuration says `identify`).
+    let blinking = Mutex<[String: Blink]>([:])
+    /// The state each finished blink goes back to (taken by ``endBlink(_:restore:)``).
+    let restoredLevels = Mutex<[String: Bool]>([:])
+
+    /// An output blinking to identify: until when, its next toggle, and the state to go back to.
+    struct Blink: Sendable {
+        var until: C.Instant
+        var next: C.Instant
+        var level: Bool
+        let restore: Bool
+    }
+
+    /// Half a blink.
+    static var blinkHalfPeriod: Duration { .milliseconds(500) }
 
     init(config: GPIOConfiguration, clock: C, simulator: GPIOSimulator, hardware: any GPIOChipBackend, context: any DriverContext) {
         self.config = config
@@ -136,11 +151,48 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
         for device in devices {
             if let x = device.deadline { d = d.map { min($0, x) } ?? x }
         }
+        if let x = blinking.withLock({ $0.values.map(\.next).min() }) { d = d.map { min($0, x) } ?? x }
         return d
+    }
+
+    /// Toggles the blinking outputs that are due, and ends the blinks whose time is up (the
+    /// output goes back to its state before, reported as usual).
+    func blink(_ now: C.Instant) {
+        let due = blinking.withLock { b -> [(String, Blink?)] in
+            var due: [(String, Blink?)] = []
+            for (id, var blink) in b where blink.next <= now {
+                if now >= blink.until {
+                    b[id] = nil
+                    due.append((id, nil))
+                } else {
+                    blink.level.toggle()
+                    blink.next = now.advanced(by: Self.blinkHalfPeriod)
+                    b[id] = blink
+                    due.append((id, blink))
+                }
+            }
+            return due
+        }
+        for (id, blink) in due {
+            guard let device = devices.first(where: { $0.localID == id }) else { continue }
+            if let blink {
+                _ = try? device.drive(blink.level)  // the blink is not the output's state: not reported
+            } else {
+                endBlink(device, restore: nil)
+            }
+        }
+    }
+
+    /// Puts an output back after identifying and reports IdentifyTime 0.
+    func endBlink(_ device: LineDevice<C>, restore: Bool?) {
+        let back = restore ?? restoredLevels.withLock { $0.removeValue(forKey: device.localID) }
+        if let back { perform((try? device.drive(back)) ?? []) }
+        context.report(device.localID, IdentifyTrait.identifier, IdentifyTrait.Attribute.identifyTime, .int(0))
     }
 
     func fire(_ now: C.Instant) {
         for device in devices { perform(device.tick(now)) }
+        blink(now)
         let (retry, check) = chips.withLock { c -> (Bool, Bool) in
             var check = c.checkPresence
             if let at = c.presenceAt, at <= now {
@@ -413,20 +465,57 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
         guard let device = devices.first(where: { $0.localID == command.localID }) else {
             throw HomeError.notFound("the GPIO plugin has no device '\(command.localID)'")
         }
+        if command.trait == IdentifyTrait.identifier, device.config.identify {
+            return try identify(device, command)
+        }
         guard command.trait == OnOffTrait.identifier, device.config.role.isOutput else {
             throw HomeError.unsupportedOperation(
                 "GPIO device '\(command.localID)' (\(device.config.role.rawValue)) takes no command \(command.command.hex) of trait \(command.trait.hex)")
+        }
+        // A person switching the output ends its blink: their state wins (a toggle toggles the
+        // state before the blink, not the blink's level).
+        var before: Bool?
+        if blinking.withLock({ $0.removeValue(forKey: device.localID) }) != nil {
+            before = restoredLevels.withLock { $0.removeValue(forKey: device.localID) }
+            context.report(device.localID, IdentifyTrait.identifier, IdentifyTrait.Attribute.identifyTime, .int(0))
         }
         let on: Bool
         switch command.command {
         case OnOffTrait.Command.on: on = true
         case OnOffTrait.Command.off: on = false
-        case OnOffTrait.Command.toggle: on = !(try device.readOutput())
+        case OnOffTrait.Command.toggle: on = !(try before ?? device.readOutput())
         default:
             throw HomeError.unsupportedOperation("GPIO outputs support on, off and toggle, not command \(command.command.hex)")
         }
         perform(try device.drive(on))
         saveState()
+        return .null
+    }
+
+    /// Identify (Matter Core §1.2) on an output whose configuration opts in: blinks it once a
+    /// second for `IdentifyTime` seconds (0 stops), then puts it back.
+    func identify(_ device: LineDevice<C>, _ command: DriverCommand) throws -> Value {
+        guard command.command == IdentifyTrait.Command.identify else {
+            throw HomeError.unsupportedOperation("GPIO outputs identify by blinking: use Identify, not command \(command.command.hex)")
+        }
+        let seconds = min(max(command.arguments["IdentifyTime"]?.intValue ?? 0, 0), 65535)
+        let current = try device.readOutput()
+        let now = clock.now
+        let started = blinking.withLock { b -> Bool in
+            if seconds == 0 {
+                return b.removeValue(forKey: device.localID) == nil
+            }
+            let restore = b[device.localID]?.restore ?? current
+            b[device.localID] = Blink(until: now.advanced(by: .seconds(seconds)), next: now, level: current, restore: restore)
+            return true
+        }
+        if seconds == 0 {
+            if !started { endBlink(device, restore: restoredLevels.withLock { $0.removeValue(forKey: device.localID) }) }
+            return .null
+        }
+        restoredLevels.withLock { $0[device.localID] = $0[device.localID] ?? current }
+        context.report(device.localID, IdentifyTrait.identifier, IdentifyTrait.Attribute.identifyTime, .int(seconds))
+        scheduler.poke()
         return .null
     }
 

@@ -43,7 +43,12 @@ extension LineRole {
 extension LineConfiguration {
     /// The device this line is, with the attribute values known before the line is read.
     func deviceDescription(multiPress: ButtonSettings) -> DeviceDescription {
-        var traits: [TraitID: [AttributeID: Value]] = [IdentifyTrait.identifier: [:]]
+        // Identify only where the configuration opts in (an output that may blink; its type is
+        // LightOutput for a light, Actuator otherwise): a line has
+        // no way to show itself that is safe for whatever is wired to it (a pump, a heater, a
+        // garage door), so by default the trait is not advertised.
+        var traits: [TraitID: [AttributeID: Value]] =
+            identify ? [IdentifyTrait.identifier: [IdentifyTrait.Attribute.identifyTime: .int(0), IdentifyTrait.Attribute.identifyType: .int(role == .light ? 1 : 5)]] : [:]
         switch role {
         case .contact, .boolean, .leak, .rain, .freeze:
             traits[BooleanStateTrait.identifier] = [:]
@@ -88,7 +93,15 @@ extension LineConfiguration {
         return DeviceDescription(
             localID: localID, name: name ?? "\(role.defaultName) \(line)", manufacturer: "Hearth", model: "GPIO \(role.rawValue)",
             types: [DeviceTypeDescription(id: role.deviceType, isPrimary: true, traits: traits)],
-            commission: name.map { CommissionHint(name: $0, room: room) })
+            commission: name.map { CommissionHint(name: $0, room: room) }, identity: identity)
+    }
+
+    /// What the device says it is: the configuration's `vendor`, `model`, `serial-number` and
+    /// `hardware-version`, else Hearth's GPIO line of this role; the line as its unique ID.
+    var identity: DeviceIdentity {
+        DeviceIdentity(
+            vendorName: vendor ?? "Hearth", productName: model ?? "GPIO \(role.rawValue)", serialNumber: serialNumber,
+            hardwareVersion: hardwareVersion, uniqueID: "gpio-\(localID)")
     }
 
     /// The button settings of this line (defaults where not configured).

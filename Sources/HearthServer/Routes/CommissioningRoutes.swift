@@ -12,7 +12,7 @@ struct CommissioningRoutes {
         let routes = RouteCollection(context: APIRequestContext.self)
         let server = self.server
         let limit = server.configuration.maxBodySize
-        let catalog = server.core.catalog
+        var catalog: Catalog { server.core.catalog }  // read per request: plugins add vendor traits
         routes.get("discovered") { _, context in
             let home = try server.home(context)
             return APIResponse.json(

@@ -12,7 +12,7 @@ struct DeviceRoutes {
         let routes = RouteCollection(context: APIRequestContext.self)
         let server = self.server
         let limit = server.configuration.maxBodySize
-        let catalog = server.core.catalog
+        var catalog: Catalog { server.core.catalog }  // read per request: plugins add vendor traits
         routes.get("catalog") { _, _ in
             APIResponse.json(WireCatalog(deviceTypes: catalog.sortedDeviceTypes, traits: catalog.sortedTraits))
         }

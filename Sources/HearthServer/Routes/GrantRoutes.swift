@@ -15,7 +15,7 @@ struct GrantRoutes {
         let routes = RouteCollection(context: APIRequestContext.self)
         let server = self.server
         let limit = server.configuration.maxBodySize
-        let catalog = server.core.catalog
+        var catalog: Catalog { server.core.catalog }  // read per request: plugins add vendor traits
         routes.post("apps/requests") { request, context in
             // The one write anyone may make without a token: a web page elsewhere must not be
             // able to make a browser send it as a "simple" (text/plain or form) request.
@@ -55,7 +55,7 @@ struct GrantRoutes {
         let routes = RouteCollection(context: APIRequestContext.self)
         let server = self.server
         let limit = server.configuration.maxBodySize
-        let catalog = server.core.catalog
+        var catalog: Catalog { server.core.catalog }  // read per request: plugins add vendor traits
         routes.add(middleware: RoleMiddleware.admin("manage app requests and grants"))
         routes.get("apps/requests") { request, _ in
             let pending = request.uri.queryParameters.get("status") == "pending"

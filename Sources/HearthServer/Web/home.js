@@ -1,6 +1,7 @@
 // The home view.
-import { state, el, call, attempt, rerender, roomName, structureName, $ } from "/web/core.js";
+import { state, el, call, attempt, rerender, roomName, structureName, toast, seg, $ } from "/web/core.js";
 import { describeDevice, controlsFor, connectivityText } from "/web/present.js";
+import { icon } from "/web/icons.js";
 
 // Home: structures → rooms → device tiles.
 export function renderHome() {
@@ -17,9 +18,14 @@ export function renderHome() {
       rooms.get(r).push(d);
     }
     const out = [];
+    // Favourites (this user's, kept in this browser) are pinned above the rooms.
+    const favs = devices.filter((d) => favourites().has(d.id)).sort((a, b) => a.name.localeCompare(b.name));
+    if (favs.length) out.push(el("section", { class: "structure favourites" }, el("h3", { text: "Favourites" }), el("ul", { class: "tiles" }, favs.map(tile))));
     for (const [sid, rooms] of [...byStructure].sort((a, b) => structureName(a[0]).localeCompare(structureName(b[0])))) {
       const sec = el("section", { class: "structure" }, el("h3", { text: structureName(sid) }));
-      for (const [rid, list] of [...rooms].sort((a, b) => roomName(a[0]).localeCompare(roomName(b[0])))) {
+      for (const [rid, all] of [...rooms].sort((a, b) => roomName(a[0]).localeCompare(roomName(b[0])))) {
+        const list = all.filter((d) => !favourites().has(d.id));
+        if (list.length === 0) continue;
         sec.append(el("h4", { text: roomName(rid) }),
           el("ul", { class: "tiles" }, list.sort((a, b) => a.name.localeCompare(b.name)).map(tile)));
       }
@@ -33,15 +39,68 @@ function tile(d) {
   const info = describeDevice(d);
   const conn = d.sourceConnectivity || {};
   const state_ = conn.connectivityState || "unknown";
-  return el("li", { class: `tile ${state_}`, "data-device": d.id },
+  // A device that is identifying (its IdentifyTime counts down) flashes its tile.
+  return el("li", { class: `tile ${state_}${info.identifying ? " identifying" : ""}`, "data-device": d.id, "data-identifying": info.identifying ? "true" : null },
     el("div", { class: "tile-head" },
-      el("span", { class: "icon", "aria-hidden": "true", text: info.icon }),
+      icon(info.icon),
       el("div", {}, el("strong", { class: "name", text: d.name }), el("div", { class: "type", text: info.type }))),
     el("ul", { class: "readings" }, info.readings.map((r) => el("li", { "data-reading": r.key }, el("span", { class: "label", text: r.label }), " ", el("span", { class: "value", text: r.text })))),
     el("div", { class: "meta" },
       el("span", { class: `conn ${state_}`, text: connectivityText(state_) }),
       " · ", el("span", { class: "locality", text: conn.dataSourceLocality || "" })),
-    el("div", { class: "controls" }, controlsFor(d).map((c) => control(d, c))));
+    el("div", { class: "controls" }, controlsFor(d).map((c) => control(d, c)),
+      el("button", { type: "button", class: "favourite", "data-control": "favourite", "aria-pressed": String(favourites().has(d.id)),
+        title: "Pin to the top", onclick: () => toggleFavourite(d.id) }, favourites().has(d.id) ? "Unpin" : "Pin"),
+      el("button", { type: "button", "data-control": "rename", onclick: () => openRename(d) }, "Rename")));
+}
+
+// Favourites per user: localStorage under the signed-in user's name.
+const favKey = () => `hearth.favourites.${(state.me && state.me.principal) || "anonymous"}`;
+function favourites() {
+  try { return new Set(JSON.parse(localStorage.getItem(favKey()) || "[]")); } catch { return new Set(); }
+}
+function toggleFavourite(id) {
+  const f = favourites();
+  if (f.has(id)) f.delete(id); else f.add(id);
+  localStorage.setItem(favKey(), JSON.stringify([...f]));
+  renderHome();
+}
+
+// Renaming, in a dialog outside the live tiles (a live update never wipes what is typed):
+// the naming rules and the "repeats the room" hint apply as you type.
+function openRename(d) {
+  let dialog = $("#rename-dialog");
+  if (!dialog) { dialog = el("dialog", { id: "rename-dialog" }); document.body.append(dialog); }
+  const input = el("input", { name: "name", value: d.name, autocomplete: "off", "aria-describedby": "rename-rules" });
+  const feedback = el("div", { class: "rules", id: "rename-rules", "aria-live": "polite" });
+  const save = el("button", { type: "submit" }, "Rename");
+  let seq = 0;
+  const check = async () => {
+    const mine = ++seq;
+    const v = await call("POST", "/names/check", { name: input.value, ...(d.roomID ? { room: d.roomID } : {}) }).catch(() => null);
+    if (!v || mine !== seq) return;
+    feedback.replaceChildren();
+    feedback.className = v.valid ? (v.warning ? "rules warn" : "rules ok") : "rules bad";
+    if (v.valid && !v.warning) feedback.append(el("span", { text: "✓ Good name" }));
+    for (const rule of v.rules) feedback.append(el("div", { class: "rule", text: rule }));
+    if (v.warning) feedback.append(el("div", { class: "rule", text: v.warning }));
+    for (const sug of v.suggestions) {
+      feedback.append(el("button", { type: "button", class: "suggestion", onclick: () => { input.value = sug; check(); input.focus(); } }, `Use “${sug}”`));
+    }
+    save.disabled = !v.valid;
+  };
+  input.addEventListener("input", check);
+  const form = el("form", { class: "form", method: "dialog" }, el("h3", { text: `Rename ${d.name}` }), el("label", {}, "Name ", input), feedback,
+    el("div", {}, save, " ", el("button", { type: "button", onclick: () => dialog.close() }, "Cancel")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const r = await attempt(`Renaming ${d.name}`, () => call("PATCH", `/devices/${seg(d.id)}`, { name: input.value }));
+    if (r) { toast(`Renamed to ${r.name}.`, "ok"); dialog.close(); }
+  });
+  dialog.replaceChildren(form);
+  dialog.showModal();
+  check();
+  input.focus();
 }
 
 function control(d, c) {
@@ -58,7 +117,7 @@ function control(d, c) {
   if (c.kind === "level") {
     const input = el("input", { type: "range", min: 1, max: 254, value: c.value, "data-key": key, "data-control": c.key, "aria-label": `${d.name} level` });
     input.addEventListener("change", () => send("MoveToLevel", { level: Number(input.value), transitionTime: 0, optionsMask: 0, optionsOverride: 0 }));
-    return el("label", { class: "level" }, "Level ", input);
+    return el("label", { class: "level" }, `${c.label || "Level"} `, input);
   }
   return el("span");
 }

@@ -4,11 +4,14 @@
 const TRAIT = { onOff: 0x0006, level: 0x0008, booleanState: 0x0045, doorLock: 0x0101, temperature: 0x0402, humidity: 0x0405, occupancy: 0x0406, switch: 0x003b };
 const TYPE = { contactSensor: 0x0015, doorLock: 0x000a, leak: 0x0043, genericSwitch: 0x000f };
 
+// Icon names (drawn as inline SVG by icons.js), by the primary type's name.
 const ICONS = [
-  [/light/i, "💡"], [/plug|outlet|relay/i, "🔌"], [/contact/i, "🚪"], [/occupancy|motion/i, "🏃"],
-  [/temperature|thermostat/i, "🌡️"], [/humidity/i, "💧"], [/leak|water/i, "💦"], [/lock/i, "🔒"],
-  [/switch|button/i, "🔘"], [/smoke|alarm/i, "🚨"],
+  [/light/i, "light"], [/plug|outlet|relay/i, "plug"], [/contact/i, "door"], [/occupancy|motion/i, "motion"],
+  [/temperature|thermostat/i, "temperature"], [/humidity/i, "humidity"], [/leak|water/i, "leak"], [/lock/i, "lock"],
+  [/switch|button/i, "button"], [/smoke|alarm/i, "alarm"], [/fan/i, "fan"],
 ];
+
+const IDENTIFY = 0x0003;
 
 function attribute(trait, id) {
   const a = (trait.attributes || []).find((x) => x.id === id);
@@ -30,12 +33,16 @@ const fmt = (n, digits) => n.toLocaleString(undefined, { minimumFractionDigits: 
 /// The tile's content: icon, primary type's name, readings in human units.
 export function describeDevice(device) {
   const primary = primaryType(device);
-  const icon = (ICONS.find(([re]) => re.test(primary.name)) || [null, "🏠"])[1];
+  const icon = (ICONS.find(([re]) => re.test(primary.name || "")) || [null, "home"])[1];
   const readings = [];
   const seen = new Set();
-  for (const type of device.types || []) {
+  const types = device.types || [];
+  for (const type of types) {
     for (const trait of type.traits || []) {
-      if (seen.has(trait.id)) continue;
+      // A trait several types share is read per type (each type's own state).
+      const many = types.filter((t) => (t.traits || []).some((x) => x.id === trait.id)).length > 1;
+      const at = readings.length;
+      if (seen.has(trait.id) && !many) continue;
       seen.add(trait.id);
       const v = attribute(trait, 0);
       switch (trait.id) {
@@ -94,25 +101,75 @@ export function describeDevice(device) {
           break;
         }
         default:
+          // A plugin's own trait: its attributes by name, with their units (from the catalogue).
+          if (trait.id > 0xffff) {
+            for (const a of trait.attributes || []) {
+              const n = number(a.value);
+              const shown = n !== undefined ? fmt(n, 0) : a.value === null || a.value === undefined ? "—" : String(a.value);
+              readings.push({ key: `${trait.name || trait.id}.${a.name || a.id}`, label: `${trait.name || "Vendor"} ${a.name || a.id}`, text: a.unit ? `${shown} ${a.unit}` : shown });
+            }
+          }
           break;
       }
+      if (many) for (const r of readings.slice(at)) { r.key = `${r.key}@${type.id}`; r.label = `${r.label} (${type.name || type.id})`; }
     }
   }
-  return { icon, type: primary.name, readings };
+  return { icon, type: primary.name, readings, identifying: identifyTime(device) > 0 };
 }
 
-/// The controls a device supports, from its traits.
+/// Seconds the device is still identifying (its IdentifyTime), 0 when it is not.
+export function identifyTime(device) {
+  for (const type of device.types || []) {
+    const t = (type.traits || []).find((x) => x.id === IDENTIFY);
+    const n = t ? number(attribute(t, 0)) : undefined;
+    if (n) return n;
+  }
+  return 0;
+}
+
+/// A name to suggest at commissioning: the device's own name when it reads like one a person
+/// gave (not the vendor's model string, not a firmware identifier such as `living_room_sensor`
+/// or `0x00158d…`), else the primary type's name, in the suggested room when there is one.
+export function suggestName(device) {
+  const name = (device.name || "").trim();
+  const model = (device.model || "").trim().toLowerCase();
+  const vendor = (device.manufacturer || "").trim().toLowerCase();
+  const looksMachine = /_|0x[0-9a-f]|^[0-9a-f]{6,}$|[-_][0-9a-f]{6,}$/i.test(name);
+  const isModel = name === "" || name.toLowerCase() === model || (model !== "" && name.toLowerCase().includes(model))
+    || (vendor !== "" && name.toLowerCase().startsWith(vendor));
+  if (!looksMachine && !isModel) return name;
+  const kind = { light: "Light", plug: "Plug", door: "Door sensor", motion: "Motion sensor", temperature: "Thermometer",
+    humidity: "Humidity sensor", leak: "Leak sensor", lock: "Lock", button: "Button", alarm: "Alarm", fan: "Fan" };
+  const pretty = kind[(ICONS.find(([re]) => re.test(primaryType(device).name || "")) || [])[1]] || "Device";
+  if (looksMachine && !isModel) {
+    const words = name.replace(/0x[0-9a-f]+/gi, " ").replace(/[_-]+/g, " ").replace(/\s+/g, " ").trim();
+    if (words && /^[\p{L}][\p{L}\p{N}' ]*$/u.test(words)) return words.charAt(0).toUpperCase() + words.slice(1);
+  }
+  return pretty;
+}
+
+/// The controls a device supports, from its traits. A trait that several of the device's
+/// types share (a speaker that is also a dimmable light: On/Off on both) gets controls for
+/// each type, keyed and labelled by the type.
 export function controlsFor(device) {
   const out = [];
-  for (const type of device.types || []) {
+  const types = device.types || [];
+  const shared = (id) => types.filter((t) => (t.traits || []).some((x) => x.id === id)).length > 1;
+  for (const type of types) {
     for (const trait of type.traits || []) {
       const v = attribute(trait, 0);
-      if (trait.id === TRAIT.onOff && !out.some((c) => c.key === "onOff")) {
-        out.push({ key: "onOff", kind: "switch", type: type.id, trait: trait.id, on: Boolean(v), label: v ? "Turn off" : "Turn on", onCommand: "On", off: "Off" });
-        out.push({ key: "toggle", kind: "button", type: type.id, trait: trait.id, command: "Toggle", label: "Toggle" });
+      const many = shared(trait.id);
+      const k = (key) => (many ? `${key}@${type.id}` : key);
+      const of = (label) => (many ? `${label} (${type.name || type.id})` : label);
+      if (trait.id === TRAIT.onOff && !out.some((c) => c.key === k("onOff"))) {
+        out.push({ key: k("onOff"), kind: "switch", type: type.id, trait: trait.id, on: Boolean(v), label: of(v ? "Turn off" : "Turn on"), onCommand: "On", off: "Off" });
+        out.push({ key: k("toggle"), kind: "button", type: type.id, trait: trait.id, command: "Toggle", label: of("Toggle") });
       }
-      if (trait.id === TRAIT.level && !out.some((c) => c.key === "level")) {
-        out.push({ key: "level", kind: "level", type: type.id, trait: trait.id, value: number(v) ?? 254 });
+      if (trait.id === TRAIT.level && !out.some((c) => c.key === k("level"))) {
+        out.push({ key: k("level"), kind: "level", type: type.id, trait: trait.id, value: number(v) ?? 254, label: of("Level") });
+      }
+      if (trait.id === IDENTIFY && !out.some((c) => c.key === "identify")) {
+        out.push({ key: "identify", kind: "button", type: type.id, trait: trait.id, command: "Identify", args: { IdentifyTime: 10 }, label: "Identify" });
       }
       if (trait.id === TRAIT.doorLock && !out.some((c) => c.key === "lock")) {
         out.push({ key: "lock", kind: "button", type: type.id, trait: trait.id, command: "LockDoor", label: "Lock" });

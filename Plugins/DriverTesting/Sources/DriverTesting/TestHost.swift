@@ -32,6 +32,8 @@ public final class TestHost: DriverContext, Sendable {
         case counted(String, by: Int)
         case health(PluginHealth)
         case traitConnectivity(ConnectivityState, device: String, trait: TraitID, deviceType: DeviceTypeID?)
+        /// A value the daemon would refuse (``TestHost/refusals``).
+        case refused(device: String, String)
     }
 
     struct State {
@@ -43,6 +45,8 @@ public final class TestHost: DriverContext, Sendable {
         var counts: [String: Int] = [:]
         var health: [PluginHealth] = []
         var traitConnectivity: [String: [TraitID: ConnectivityState]] = [:]
+        var refusals: [String] = []
+        var catalog = Catalog.standard
         var waiters: [(id: Int, continuation: AsyncStream<Happening>.Continuation)] = []
         var nextWaiter = 0
     }
@@ -72,6 +76,11 @@ public final class TestHost: DriverContext, Sendable {
     // MARK: DriverContext
 
     public func publish(_ device: DeviceDescription) {
+        for type in device.types {
+            for (trait, attrs) in type.traits {
+                for (attribute, value) in attrs { refuseIfInvalid(device.localID, trait, attribute, value) }
+            }
+        }
         record(.published(device)) { s in
             s.devices[device.localID] = device
             var values: [TraitID: [AttributeID: Value]] = s.values[device.localID] ?? [:]
@@ -91,6 +100,7 @@ public final class TestHost: DriverContext, Sendable {
 
     public func report(_ reports: [AttributeReport]) {
         for r in reports {
+            refuseIfInvalid(r.localID, r.trait, r.attribute, r.value)
             record(.reported(r)) { s in s.values[r.localID, default: [:]][r.trait, default: [:]][r.attribute] = r.value }
         }
     }
@@ -135,9 +145,13 @@ public final class TestHost: DriverContext, Sendable {
         try plugin.checkConfiguration(configuration)
     }
 
-    /// Validates the configuration and runs the plugin in a task; cancel the task to stop it.
+    /// Validates the configuration, adds the plugin's vendor traits to the catalogue (as the
+    /// daemon does; a declaration it would refuse throws here) and runs the plugin in a task;
+    /// cancel the task to stop it.
     public func start(_ plugin: any DriverPlugin) throws -> Task<Void, any Error> {
         try checkConfiguration(of: plugin)
+        let catalog = try Catalog.standard.adding(vendorTraits: plugin.vendorTraits)
+        state.withLock { $0.catalog = catalog }
         self.plugin.withLock { $0 = plugin }
         return Task { try await plugin.run(context: self) }
     }
@@ -185,6 +199,13 @@ public final class TestHost: DriverContext, Sendable {
         return stream
     }
 
+    /// The catalogue the plugin runs against: the standard one plus its vendor traits.
+    public var catalog: Catalog { state.withLock { $0.catalog } }
+
+    /// Values the daemon would refuse (out of range, wrongly typed, not an attribute of the
+    /// trait), each with the daemon's message: the same rule for published and reported values.
+    public var refusals: [String] { state.withLock { $0.refusals } }
+
     /// Published devices by local ID.
     public var devices: [String: DeviceDescription] { state.withLock { $0.devices } }
     /// The latest value of an attribute.
@@ -227,6 +248,12 @@ public final class TestHost: DriverContext, Sendable {
     public func next(where matches: @Sendable (Happening) -> Bool) async -> Happening? {
         for await h in happenings() where matches(h) { return h }
         return nil
+    }
+
+    func refuseIfInvalid(_ localID: String, _ trait: TraitID, _ attribute: AttributeID, _ value: Value) {
+        guard let message = catalog.refusal(trait, attribute, value) else { return }
+        let line = "\(localID): \(message)"
+        record(.refused(device: localID, line)) { s in s.refusals.append(line) }
     }
 
     func record(_ happening: Happening, _ mutate: (inout State) -> Void) {

@@ -146,11 +146,18 @@ public struct DeviceDescription: Hashable, Sendable, Codable {
     public var commission: CommissionHint?
     /// Whether the plugin accepts commands as done without a confirming report.
     public var optimistic: Bool
+    /// Who made the device and which one it is: the host shows it as the primary type's
+    /// `BasicInformation` trait. Nil: vendor and product names come from `manufacturer` and
+    /// `model`.
+    public var identity: DeviceIdentity?
+    /// The room the device suggests for itself (MQTT discovery's `suggested_area`): the
+    /// commissioning page pre-selects it.
+    public var suggestedRoom: String?
 
     public init(
         localID: String, name: String, manufacturer: String? = nil, model: String? = nil,
         types: [DeviceTypeDescription], locality: DataSourceLocality = .local, commission: CommissionHint? = nil,
-        optimistic: Bool = false
+        optimistic: Bool = false, identity: DeviceIdentity? = nil, suggestedRoom: String? = nil
     ) {
         self.localID = localID
         self.name = name
@@ -160,6 +167,8 @@ public struct DeviceDescription: Hashable, Sendable, Codable {
         self.locality = locality
         self.commission = commission
         self.optimistic = optimistic
+        self.identity = identity
+        self.suggestedRoom = suggestedRoom
     }
 }
 

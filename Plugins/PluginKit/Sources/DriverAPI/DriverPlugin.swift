@@ -44,6 +44,13 @@ public protocol DriverPlugin: AnyObject, Sendable {
     /// ``PluginConfiguration/problem(at:_:)``. The default accepts anything.
     func validate(configuration: PluginConfiguration) throws
 
+    /// The plugin's own traits (``HomeModel/TraitDescriptor/vendor(namespace:id:name:swiftName:revision:attributes:commands:events:)``):
+    /// the host checks them and adds them to the running catalogue before ``run(context:)``,
+    /// so their values are validated, their names and units shown by the API, CLI and web
+    /// page, and commands to them are routed in strict mode. A plugin whose declaration is
+    /// refused does not start. The default is none.
+    var vendorTraits: [TraitDescriptor] { get }
+
     /// Runs until cancelled: publish devices, then report their state as it changes.
     ///
     /// Return (or throw `CancellationError`) when the task is cancelled. Throwing anything else
@@ -73,6 +80,8 @@ public protocol DriverPlugin: AnyObject, Sendable {
 
 extension DriverPlugin {
     public var configurationType: (any Decodable.Type)? { nil }
+
+    public var vendorTraits: [TraitDescriptor] { [] }
 
     public func validate(configuration: PluginConfiguration) throws {}
 

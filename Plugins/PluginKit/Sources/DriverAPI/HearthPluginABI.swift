@@ -22,7 +22,10 @@ public enum HearthPluginABI {
     /// 4: `DriverPlugin.doctor(_:)` (a plugin's own `hearth doctor` checks),
     ///    `DriverContext.reportHealth(_:)` (plugin health in `GET /plugins` and `/readyz`) and
     ///    `DriverContext.setConnectivity(_:device:trait:deviceType:)` (per-trait connectivity).
-    @inlinable public static var version: UInt32 { 4 }
+    /// 5: `DriverPlugin.vendorTraits` (a plugin's own traits, `TraitDescriptor.namespace`),
+    ///    `DeviceDescription.identity` (`DeviceIdentity`, shown as `BasicInformation`) and
+    ///    `DeviceDescription.suggestedRoom`.
+    @inlinable public static var version: UInt32 { 5 }
 
     /// The Swift compiler the plugin was built with; Swift has no stable ABI between compiler
     /// releases for non-resilient libraries, so plugins must match the host's compiler.

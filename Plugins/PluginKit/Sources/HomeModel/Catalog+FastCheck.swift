@@ -65,3 +65,25 @@ extension Catalog {
         }
     }
 }
+
+extension Catalog {
+    /// Why a plugin's value for an attribute is refused, or nil when it is accepted: the one
+    /// rule for a device's initial values (`publish`) and later reports alike.
+    ///
+    /// Values of traits the catalogue does not know pass; an attribute a known trait does not
+    /// declare is refused unless it is manufacturer-specific (`0xF000` and up, riding along
+    /// on a standard trait).
+    public func refusal(_ trait: TraitID, _ attribute: AttributeID, _ value: Value) -> String? {
+        switch check(trait, attribute, value) {
+        case .valid, .unknownTrait:
+            return nil
+        case .invalid(let message):
+            return message
+        case .unknownAttribute:
+            if attribute.rawValue < 0xF000, let descriptor = traits[trait] {
+                return "trait \(descriptor.name) has no attribute \(attribute.hex)"
+            }
+            return nil
+        }
+    }
+}

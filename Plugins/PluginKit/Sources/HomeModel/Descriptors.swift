@@ -208,11 +208,15 @@ public struct TraitDescriptor: Hashable, Sendable, Codable {
     public let events: [EventDescriptor]
     /// Whether the trait is defined by a vendor rather than the Matter specification.
     public let isVendor: Bool
+    /// The vendor's namespace (`ExampleOrganization`), for a trait a plugin declares; nil for
+    /// the standard traits. An app reaches the trait as
+    /// `deviceType.traits[ExampleOrganization.SpinnerTrait.self]`.
+    public let namespace: String?
 
     public init(
         id: TraitID, name: String, swiftName: String, revision: Int, features: [FeatureDescriptor],
         attributes: [AttributeDescriptor], commands: [CommandDescriptor], events: [EventDescriptor],
-        isVendor: Bool = false
+        isVendor: Bool = false, namespace: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -223,6 +227,7 @@ public struct TraitDescriptor: Hashable, Sendable, Codable {
         self.commands = commands
         self.events = events
         self.isVendor = isVendor
+        self.namespace = namespace
     }
 
     public func attribute(_ id: AttributeID) -> AttributeDescriptor? { attributes.first { $0.id == id } }

@@ -51,11 +51,14 @@ public struct DeviceSnapshot: Identifiable, Hashable, Sendable, Codable {
     public var types: [DeviceTypeState]
     public var manufacturer: String?
     public var model: String?
+    /// The room the device suggests for itself (MQTT discovery's `suggested_area`), for
+    /// commissioning; not kept once the device is commissioned.
+    public var suggestedRoom: String?
 
     public init(
         id: DeviceID, name: String, structureID: StructureID? = nil, roomID: RoomID? = nil,
         commissioning: CommissioningState = .discovered, types: [DeviceTypeState],
-        manufacturer: String? = nil, model: String? = nil
+        manufacturer: String? = nil, model: String? = nil, suggestedRoom: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -65,6 +68,7 @@ public struct DeviceSnapshot: Identifiable, Hashable, Sendable, Codable {
         self.types = types
         self.manufacturer = manufacturer
         self.model = model
+        self.suggestedRoom = suggestedRoom
     }
 
     public var pluginID: String { id.pluginID }

@@ -5,6 +5,10 @@ import Synchronization
 /// A Hearth driver plugin: virtual lamps that obey on/off/toggle and report their state on
 /// every change and every `heartbeat` seconds. Replace the lamps with your hardware.
 ///
+/// Each lamp also carries the plugin's own trait, `MyCompany.HeartbeatTrait` (``heartbeatTrait``):
+/// a counter of heartbeats with a `Reset` command, declared in ``vendorTraits`` so hearthd
+/// validates it, names it and routes its commands like a standard trait.
+///
 /// `hearth.yaml`:
 ///
 /// ```yaml
@@ -34,9 +38,26 @@ public final class MyPlugin<C: Clock>: DriverPlugin where C.Duration == Duration
         id: "my-plugin", name: "My plugin", version: "0.1.0", summary: "Virtual lamps (a template to start from)")
     public var configurationType: (any Decodable.Type)? { Configuration.self }
 
+    /// The plugin's own trait: a vendor ID (0xFFF1 is the CSA's test vendor; use yours) in the
+    /// upper 16 bits, a cluster number 0xFC00…0xFFFE below.
+    public static var heartbeatTrait: TraitID { 0xFFF1_FC20 }
+    public static var beats: AttributeID { 0x0000 }
+    public static var reset: CommandID { 0x00 }
+
+    public var vendorTraits: [TraitDescriptor] {
+        [
+            .vendor(
+                namespace: "MyCompany", id: Self.heartbeatTrait, name: "Heartbeat",
+                attributes: [.vendor(id: Self.beats, name: "Beats", type: .uint32, unit: "beats")],
+                commands: [.vendor(id: Self.reset, name: "Reset")])
+        ]
+    }
+
     let clock: C
     /// Each lamp's state, by local ID. Commands arrive on other tasks than `run`.
     let lamps = Mutex<[String: Bool]>([:])
+    /// Heartbeats since the start (or the last `Reset`).
+    let beats = Mutex<Int64>(0)
 
     /// - Parameter clock: `ContinuousClock()` in hearthd; a `ManualClock` in tests.
     public init(clock: C) { self.clock = clock }
@@ -63,12 +84,18 @@ public final class MyPlugin<C: Clock>: DriverPlugin where C.Duration == Duration
                     types: [
                         DeviceTypeDescription(
                             id: OnOffLightDeviceType.identifier, isPrimary: true,
+                            // No Identify: a virtual lamp has no way to show itself, so it does
+                            // not advertise the trait.
                             traits: [
-                                IdentifyTrait.identifier: [:], GroupsTrait.identifier: [:],
+                                GroupsTrait.identifier: [:],
                                 OnOffTrait.identifier: [OnOffTrait.Attribute.onOff: .bool(on)],
+                                Self.heartbeatTrait: [Self.beats: .int(beats.withLock { $0 })],
                             ])
                     ],
-                    commission: lamp.room.map { CommissionHint(name: lamp.name, room: $0) }))
+                    commission: lamp.room.map { CommissionHint(name: lamp.name, room: $0) },
+                    // Shown as the device's Basic Information.
+                    identity: DeviceIdentity(
+                        vendorName: "Me", productName: "Virtual lamp", firmwareVersion: manifest.version, uniqueID: "my-plugin-\(lamp.id)")))
         }
         context.log(.info, "serving \(config.lamps.count) lamps")
         let heartbeat = Duration.milliseconds(Int64((config.heartbeat ?? 60) * 1000))
@@ -76,16 +103,25 @@ public final class MyPlugin<C: Clock>: DriverPlugin where C.Duration == Duration
         while true {
             try await clock.sleep(for: heartbeat)
             let states = lamps.withLock { $0 }
+            let count = beats.withLock { $0 += 1; return $0 }
             context.report(
-                config.lamps.map {
-                    AttributeReport(
-                        localID: $0.id, trait: OnOffTrait.identifier, attribute: OnOffTrait.Attribute.onOff,
-                        value: .bool(states[$0.id] ?? false))
+                config.lamps.flatMap {
+                    [
+                        AttributeReport(
+                            localID: $0.id, trait: OnOffTrait.identifier, attribute: OnOffTrait.Attribute.onOff,
+                            value: .bool(states[$0.id] ?? false)),
+                        AttributeReport(localID: $0.id, trait: Self.heartbeatTrait, attribute: Self.beats, value: .int(count)),
+                    ]
                 })
         }
     }
 
     public func handle(_ command: DriverCommand, context: any DriverContext) async throws -> Value {
+        if command.trait == Self.heartbeatTrait, command.command == Self.reset {
+            beats.withLock { $0 = 0 }
+            context.report(command.localID, Self.heartbeatTrait, Self.beats, .int(0))
+            return .null
+        }
         guard command.trait == OnOffTrait.identifier else {
             throw HomeError.unsupportedOperation("\(command.localID) has only an On/Off trait")
         }

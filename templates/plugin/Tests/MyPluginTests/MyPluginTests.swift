@@ -39,6 +39,21 @@ import Testing
         }
     }
 
+    @Test func heartbeatTrait_isDeclared_countsAndResets() async throws {
+        let host = TestHost(pluginID: "my-plugin", configuration: config)
+        let run = try host.start(MyPlugin(clock: host.clock))
+        defer { run.cancel() }
+        _ = await host.waitForDevice("desk")
+        let trait = try #require(host.catalog.trait(MyPlugin<ManualClock>.heartbeatTrait))
+        #expect(trait.qualifiedName == "MyCompany.HeartbeatTrait")
+        await host.clock.waitForSleepers(1)
+        host.clock.advance(by: .seconds(30))
+        await host.waitForValue("desk", MyPlugin<ManualClock>.heartbeatTrait, MyPlugin<ManualClock>.beats, equals: 1)
+        try await host.command("desk", trait: MyPlugin<ManualClock>.heartbeatTrait, command: MyPlugin<ManualClock>.reset)
+        await host.waitForValue("desk", MyPlugin<ManualClock>.heartbeatTrait, MyPlugin<ManualClock>.beats, equals: 0)
+        #expect(host.refusals.isEmpty, "every value fits the declaration")
+    }
+
     @Test func refusesABadHeartbeat_byKeyPath() {
         let host = TestHost(pluginID: "my-plugin", configuration: ["heartbeat": 0, "lamps": []])
         #expect(throws: HomeError.invalidArgument("test.yaml: plugins.my-plugin.heartbeat: must be between 1 and 86400 seconds")) {
