@@ -127,7 +127,7 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
-                "MQTTExport",
+                "MQTTExport", "HAPBridge",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -65,12 +65,11 @@ public final class HAPServer: Sendable {
                         for await output in outputs {
                             switch output {
                             case .send(let bytes):
-                                let wire = framing.map { f -> [UInt8] in
-                                    var f = f
-                                    let sealed = f.seal(bytes)
+                                var wire = bytes
+                                if var f = framing {
+                                    wire = f.seal(bytes)
                                     framing = f
-                                    return sealed
-                                } ?? bytes
+                                }
                                 try await outbound.write(ByteBuffer(bytes: wire))
                             case .startEncryption(let f):
                                 framing = f

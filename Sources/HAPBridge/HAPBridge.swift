@@ -54,6 +54,8 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
         var database = AccessoryDatabase([])
         var configurationNumber = 1
         var refused: [DeviceID] = []
+        var aids: [String: Int] = [:]
+        var iids: [Int: IIDAllocator] = [:]
         var port = 0
         var ready = false
     }
@@ -189,20 +191,31 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
         let sorted = devices.sorted { $0.id.rawValue < $1.id.rawValue }
         var accessories: [Int: MappedAccessory] = [:]
         var refused: [DeviceID] = []
+        // The store is read once per aid and written only for new IDs (state changes cost no SQLite write).
+        var (aidCache, iidCache) = state.withLock { ($0.aids, $0.iids) }
+        func iids(_ aid: Int) throws -> IIDAllocator {
+            if let known = iidCache[aid] { return known }
+            return IIDAllocator(try store.iids(aid: aid))
+        }
+        func keep(_ aid: Int, _ allocator: IIDAllocator) throws {
+            try store.saveIIDs(aid: aid, allocator.added)
+            iidCache[aid] = IIDAllocator(allocator.iids)
+        }
         do {
-            var bridgeIIDs = IIDAllocator(try store.iids(aid: 1))
+            var bridgeIIDs = try iids(1)
             accessories[1] = HAPMapper.bridge(name: configuration.name, serial: identity.pairingID, firmware: configuration.firmware, iids: &bridgeIIDs)
-            try store.saveIIDs(aid: 1, bridgeIIDs.added)
-            let aids = try store.aids(for: sorted.map(\.id.rawValue))
+            try keep(1, bridgeIIDs)
+            let unknown = sorted.map(\.id.rawValue).filter { aidCache[$0] == nil }
+            if !unknown.isEmpty { aidCache.merge(try store.aids(for: unknown)) { $1 } }
             for d in sorted {
-                guard let aid = aids[d.id.rawValue] else { continue }
+                guard let aid = aidCache[d.id.rawValue] else { continue }
                 if accessories.count >= Self.maxAccessories {
                     refused.append(d.id)
                     continue
                 }
-                var iids = IIDAllocator(try store.iids(aid: aid))
-                guard let m = HAPMapper.accessory(for: d, aid: aid, iids: &iids, firmware: configuration.firmware) else { continue }
-                try store.saveIIDs(aid: aid, iids.added)
+                var allocator = try iids(aid)
+                guard let m = HAPMapper.accessory(for: d, aid: aid, iids: &allocator, firmware: configuration.firmware) else { continue }
+                try keep(aid, allocator)
                 accessories[aid] = m
             }
         } catch {
@@ -237,6 +250,8 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
             s.database = database
             s.configurationNumber = number
             s.refused = refused
+            s.aids = aidCache
+            s.iids = iidCache
             return (changes, changed, s.ready ? s.port : nil)
         }
         if !changes.isEmpty { server.connections.notify(changes) }

@@ -133,3 +133,51 @@ public final class HAPStateStore: PairingStore, Sendable {
         }
     }
 }
+
+extension HAPStateStore {
+    /// The state file `hearthd backup` and `restore` carry beside the layout backup: `<backup>.hap.sqlite`.
+    public static func backupPath(for backup: String) -> String { backup + ".hap.sqlite" }
+
+    /// The default state file beside a database (what `hap.state` defaults to).
+    public static func defaultPath(database: String) -> String {
+        ((database as NSString).deletingLastPathComponent as NSString).appendingPathComponent("hap.sqlite")
+    }
+
+    /// Copies the state (one consistent snapshot, safe while hearthd runs) to `path`, mode 0600.
+    public func backup(to path: String) throws {
+        let fm = FileManager.default
+        try? fm.removeItem(atPath: path)
+        _ = fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        let target = try DatabaseQueue(path: path)
+        try queue.backup(to: target)
+        try target.close()
+        try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+    }
+
+    /// Replaces the state file at `path` with a backup's (hearthd stopped), mode 0600: the
+    /// iPhones stay paired with the restored bridge.
+    public static func restore(from backup: String, to path: String) throws {
+        let source = try HAPStateStore(path: backup)
+        try source.backup(to: path)
+    }
+}
+
+/// `hearthd backup` / `restore`: the HAP state beside the layout, when there is one.
+public enum HAPBackup {
+    /// Saves `<database dir>/hap.sqlite` to `<output>.hap.sqlite`; returns that path, or nil when there is no HAP state.
+    public static func save(database: String, output: String) throws -> String? {
+        let state = HAPStateStore.defaultPath(database: database)
+        guard FileManager.default.fileExists(atPath: state) else { return nil }
+        let target = HAPStateStore.backupPath(for: output)
+        try HAPStateStore(path: state).backup(to: target)
+        return target
+    }
+
+    /// Restores `<input>.hap.sqlite` to `<database dir>/hap.sqlite`; returns the source, or nil when the backup has none.
+    public static func restore(database: String, input: String) throws -> String? {
+        let source = HAPStateStore.backupPath(for: input)
+        guard FileManager.default.fileExists(atPath: source) else { return nil }
+        try HAPStateStore.restore(from: source, to: HAPStateStore.defaultPath(database: database))
+        return source
+    }
+}

@@ -52,8 +52,10 @@ public struct HearthConfig: Sendable {
     public var metrics = Metrics()
     /// `exposure:`: which devices leave the house and through which doors (off by default).
     public var exposure = Exposure()
+    /// `hap:`: the HomeKit bridge (off by default).
+    public var hap = HAP()
 
-    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics", "exposure"]
+    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics", "exposure", "hap"]
 
     /// Reads and checks the file.
     ///
@@ -224,6 +226,7 @@ public struct HearthConfig: Sendable {
             file: file, logLevel: logLevel, logFormat: logFormat, strictOperationValidation: strict, database: database,
             lastSeenInterval: lastSeenInterval, plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server, metrics: metrics)
         if let e = top["exposure"] { config.exposure = try Exposure.parse(e, problem: problem) }
+        if let h = top["hap"] { config.hap = try HAP.parse(h, baseDir: baseDir, problem: problem) }
         return config
     }
 
