@@ -357,8 +357,7 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(
             name: "HAPBridgeTests",
-            dependencies: ["HAPBridge", "HAP", "HomeCore", "PluginHost", pluginKit, driverTesting, logging,
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            dependencies: ["HAPBridge", "HAP", "HomeCore", pluginKit, .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: settings),
         .testTarget(
             name: "HAPTests",

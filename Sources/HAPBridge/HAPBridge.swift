@@ -163,11 +163,27 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
 
     func session(policy: ExposurePolicy, server: HAPServer, advertiser: Advertiser) async {
         let home = core.home(for: policy.principal(door: "hap"))
+        // The set (batched) and each device's new state (changedDevices) feed one loop, so
+        // rebuilds never overlap.
+        enum Input { case all([DeviceSnapshot]), changed([DeviceSnapshot]) }
+        let (inputs, feed) = AsyncStream<Input>.makeStream()
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await set in home.devices().batched() {
-                    let devices = set.compactMap { policy.view(of: $0.snapshot, catalog: self.core.catalog) }
-                    self.rebuild(devices, server: server, advertiser: advertiser)
+                for await set in home.devices().batched() { feed.yield(.all(set.map(\.snapshot))) }
+                feed.finish()
+            }
+            group.addTask {
+                for await changed in home.changedDevices() { feed.yield(.changed(changed.devices.map(\.snapshot))) }
+            }
+            group.addTask {
+                var current: [DeviceID: DeviceSnapshot] = [:]
+                for await input in inputs {
+                    switch input {
+                    case .all(let devices): current = Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+                    case .changed(let devices): for d in devices { current[d.id] = d }
+                    }
+                    let exposed = current.values.compactMap { policy.view(of: $0, catalog: self.core.catalog) }
+                    self.rebuild(exposed, server: server, advertiser: advertiser)
                 }
             }
             group.addTask {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HAP
 @testable import HAPBridge
@@ -52,25 +53,41 @@ extension MappedAccessory {
         #expect(r0.command == OnOffTrait.Command.off)
     }
 
-    @Test(arguments: [
-        (ContactSensorDeviceType.identifier, BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue, Value.bool(true), "80", "6A", HAPValue.int(0)),
-        (WaterLeakDetectorDeviceType.identifier, BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue, Value.bool(true), "83", "70", HAPValue.int(1)),
-        (OccupancySensorDeviceType.identifier, OccupancySensingTrait.identifier, OccupancySensingTrait.Attribute.occupancy, Value.int(1), "85", "22", HAPValue.bool(true)),
-        (SmokeCOAlarmDeviceType.identifier, SmokeCOAlarmTrait.identifier, SmokeCOAlarmTrait.Attribute.smokeState, Value.int(2), "87", "76", HAPValue.int(1)),
-        (TemperatureSensorDeviceType.identifier, TemperatureMeasurementTrait.identifier, AttributeID(0), Value.int(2150), "8A", "11", HAPValue.double(21.5)),
-        (HumiditySensorDeviceType.identifier, RelativeHumidityMeasurementTrait.identifier, AttributeID(0), Value.int(4550), "82", "10", HAPValue.double(45.5)),
-        (AirQualitySensorDeviceType.identifier, AirQualityTrait.identifier, AirQualityTrait.Attribute.airQuality, Value.int(6), "8D", "95", HAPValue.int(5)),
-        (OnOffPlugInUnitDeviceType.identifier, OnOffTrait.identifier, OnOffTrait.Attribute.onOff, Value.bool(false), "47", "25", HAPValue.bool(false)),
-        (DoorLockDeviceType.identifier, DoorLockTrait.identifier, DoorLockTrait.Attribute.lockState, Value.int(1), "45", "1D", HAPValue.int(1)),
-        (WindowCoveringDeviceType.identifier, WindowCoveringTrait.identifier, WindowCoveringTrait.Attribute.currentPositionLiftPercent100ths, Value.int(2500), "8C", "6D", HAPValue.int(75)),
-        (FanDeviceType.identifier, FanControlTrait.identifier, FanControlTrait.Attribute.percentCurrent, Value.int(40), "B7", "29", HAPValue.double(40)),
-        (ThermostatDeviceType.identifier, ThermostatTrait.identifier, ThermostatTrait.Attribute.localTemperature, Value.int(1990), "4A", "11", HAPValue.double(19.9)),
-    ])
-    func sensorsAndActuators_mapToTheirService(type: DeviceTypeID, trait: TraitID, attribute: AttributeID, value: Value, service: String, characteristic: String, expected: HAPValue) throws {
-        let d = device("x:1", name: "Thing", type: type, traits: [trait: [attribute: value]])
+    struct MapCase: Sendable, CustomTestStringConvertible {
+        let type: DeviceTypeID
+        let trait: TraitID
+        let attribute: AttributeID
+        let value: Value
+        let service: String
+        let characteristic: String
+        let expected: HAPValue
+        init(_ type: DeviceTypeID, _ trait: TraitID, _ attribute: AttributeID, _ value: Value, _ service: String, _ characteristic: String, _ expected: HAPValue) {
+            (self.type, self.trait, self.attribute, self.value, self.service, self.characteristic, self.expected) = (type, trait, attribute, value, service, characteristic, expected)
+        }
+        var testDescription: String { "service \(service) characteristic \(characteristic)" }
+    }
+
+    static let cases: [MapCase] = [
+        MapCase(ContactSensorDeviceType.identifier, BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue, Value.bool(true), "80", "6A", HAPValue.int(0)),
+        MapCase(WaterLeakDetectorDeviceType.identifier, BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue, Value.bool(true), "83", "70", HAPValue.int(1)),
+        MapCase(OccupancySensorDeviceType.identifier, OccupancySensingTrait.identifier, OccupancySensingTrait.Attribute.occupancy, Value.int(1), "85", "22", HAPValue.bool(true)),
+        MapCase(SmokeCOAlarmDeviceType.identifier, SmokeCOAlarmTrait.identifier, SmokeCOAlarmTrait.Attribute.smokeState, Value.int(2), "87", "76", HAPValue.int(1)),
+        MapCase(TemperatureSensorDeviceType.identifier, TemperatureMeasurementTrait.identifier, 0, Value.int(2150), "8A", "11", HAPValue.double(21.5)),
+        MapCase(HumiditySensorDeviceType.identifier, RelativeHumidityMeasurementTrait.identifier, 0, Value.int(4550), "82", "10", HAPValue.double(45.5)),
+        MapCase(AirQualitySensorDeviceType.identifier, AirQualityTrait.identifier, AirQualityTrait.Attribute.airQuality, Value.int(6), "8D", "95", HAPValue.int(5)),
+        MapCase(OnOffPlugInUnitDeviceType.identifier, OnOffTrait.identifier, OnOffTrait.Attribute.onOff, Value.bool(false), "47", "25", HAPValue.bool(false)),
+        MapCase(DoorLockDeviceType.identifier, DoorLockTrait.identifier, DoorLockTrait.Attribute.lockState, Value.int(1), "45", "1D", HAPValue.int(1)),
+        MapCase(WindowCoveringDeviceType.identifier, WindowCoveringTrait.identifier, WindowCoveringTrait.Attribute.currentPositionLiftPercent100ths, Value.int(2500), "8C", "6D", HAPValue.int(75)),
+        MapCase(FanDeviceType.identifier, FanControlTrait.identifier, FanControlTrait.Attribute.percentCurrent, Value.int(40), "B7", "29", HAPValue.double(40)),
+        MapCase(ThermostatDeviceType.identifier, ThermostatTrait.identifier, ThermostatTrait.Attribute.localTemperature, Value.int(1990), "4A", "11", HAPValue.double(19.9))
+    ]
+
+    @Test(arguments: cases)
+    func sensorsAndActuators_mapToTheirService(_ c: MapCase) throws {
+        let d = device("x:1", name: "Thing", type: c.type, traits: [c.trait: [c.attribute: c.value]])
         var iids = IIDAllocator([:])
         let m = try #require(HAPMapper.accessory(for: d, aid: 5, iids: &iids))
-        #expect(m.characteristic(service: service, type: characteristic)?.value == expected)
+        #expect(m.characteristic(service: c.service, type: c.characteristic)?.value == c.expected)
     }
 
     @Test func offlineDevice_characteristicsAnswerUnreachable() throws {

@@ -52,10 +52,11 @@ struct HAPCommand: ParsableCommand {
             print("unsuccessful pair-setup attempts reset")
         }
         let pairings = try store.loadPairings()
+        let attempts = try store.loadFailedAttempts()
         print("setup code:  \(identity.setupCode)")
         print("setup URI:   \(identity.setupURI(category: 2))")
         print("pairing ID:  \(identity.pairingID)")
-        print("attempts:    \(try store.loadFailedAttempts()) unsuccessful (refused from \(PairingServer.maxAttempts))")
+        print("attempts:    \(attempts) unsuccessful (refused from \(PairingServer.maxAttempts))")
         print("pairings:    \(pairings.isEmpty ? "none (ready to add in the Home app)" : String(pairings.count))")
         for p in pairings { print("  \(p.identifier)\(p.isAdmin ? " (admin)" : "")") }
     }
