@@ -223,17 +223,17 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
             try keep(1, bridgeIIDs)
             let unknown = sorted.map(\.id.rawValue).filter { aidCache[$0] == nil }
             if !unknown.isEmpty { aidCache.merge(try store.aids(for: unknown)) { $1 } }
+            var mapped: [MappedAccessory] = []
             for d in sorted {
                 guard let aid = aidCache[d.id.rawValue] else { continue }
-                if accessories.count >= Self.maxAccessories {
-                    refused.append(d.id)
-                    continue
-                }
                 var allocator = try iids(aid)
                 guard let m = HAPMapper.accessory(for: d, aid: aid, iids: &allocator, firmware: configuration.firmware) else { continue }
                 try keep(aid, allocator)
-                accessories[aid] = m
+                mapped.append(m)
             }
+            let admitted = Self.admit(mapped)
+            for m in admitted.kept { accessories[m.accessory.aid] = m }
+            refused = admitted.refused
         } catch {
             logger.error("HAP bridge: the state store failed: \(error)")
             return
@@ -275,6 +275,14 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
             logger.info("HAP accessory set changed", metadata: ["c#": "\(number)", "accessories": "\(list.count)"])
             if configuration.advertise, let port = ready { advertiser.publish(name: configuration.name, port: port, txt: txtRecord()) }
         }
+    }
+
+    /// HAP's limit applied: the devices with the lowest aids (the longest exposed) keep their
+    /// place, at most ``maxAccessories`` − 1 beside the bridge; the rest are refused.
+    static func admit(_ mapped: [MappedAccessory]) -> (kept: [MappedAccessory], refused: [DeviceID]) {
+        let byAid = mapped.sorted { $0.accessory.aid < $1.accessory.aid }
+        let room = maxAccessories - 1
+        return (Array(byAid.prefix(room)), byAid.dropFirst(room).compactMap { $0.device?.id })
     }
 
     public func write(_ writes: [(CharacteristicID, HAPValue)], controller: String) async -> [CharacteristicID: HAPStatus] {

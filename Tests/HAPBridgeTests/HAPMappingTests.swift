@@ -127,6 +127,21 @@ extension MappedAccessory {
         #expect(r.command == DoorLockTrait.Command.lockDoor)
     }
 
+    @Test func moreThan149Devices_theNewestAreRefused() throws {
+        var mapped: [MappedAccessory] = []
+        for n in 0..<160 {
+            let d = device("x:\(n)", name: "Lamp \(n)", type: OnOffLightDeviceType.identifier, traits: [OnOffTrait.identifier: [0: .bool(false)]])
+            var iids = IIDAllocator([:])
+            // aids in reverse order of IDs: the limit follows aids, not names.
+            mapped.append(try #require(HAPMapper.accessory(for: d, aid: 200 - n, iids: &iids)))
+        }
+        let (kept, refused) = HAPBridge.admit(mapped)
+        #expect(kept.count == 149 && HAPBridge.maxAccessories == 150)
+        #expect(refused.count == 11)
+        #expect(kept.map(\.accessory.aid).max()! < 200 - 159 + 149)
+        #expect(Set(refused) == Set((0..<11).map { DeviceID(rawValue: "x:\($0)") }))
+    }
+
     @Test func unmappableDevice_isNil() {
         let d = device("x:e", name: "Meter", type: ElectricalSensorDeviceType.identifier, traits: [:])
         var iids = IIDAllocator([:])
