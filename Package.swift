@@ -62,6 +62,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
     targets: [
         .target(
@@ -131,7 +133,7 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
-                "MQTTExport", "HomeAutomation",
+                "MQTTExport", "HomeAutomation", "HAPBridge",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -348,6 +350,32 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
+            swiftSettings: settings),
+        // HAP (issue 20): TLV8, SRP-6a, pair-setup/verify, encrypted framing, the HTTP server
+        // on SwiftNIO. Knows nothing of the home.
+        .target(
+            name: "HAP",
+            dependencies: [
+                logging, .product(name: "Crypto", package: "swift-crypto"), .product(name: "BigInt", package: "BigInt"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: settings),
+        // The HAP bridge: the home mapped to HAP accessories, its SQLite state, the avahi advertiser.
+        .target(
+            name: "HAPBridge",
+            dependencies: [
+                "HAP", "HomeCore", pluginKit, logging, grdb, .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
+            name: "HAPBridgeTests",
+            dependencies: ["HAPBridge", "HAP", "HomeCore", pluginKit, .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: settings),
+        .testTarget(
+            name: "HAPTests",
+            dependencies: ["HAP", logging, .product(name: "Crypto", package: "swift-crypto"), .product(name: "BigInt", package: "BigInt")],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -54,8 +54,10 @@ public struct HearthConfig: Sendable {
     public var exposure = Exposure()
     /// `scenes:`, `automations:` and `location:` (read by HomeAutomation's `AutomationConfig`).
     public var home = HomeSection()
+    /// `hap:`: the HomeKit bridge (off by default).
+    public var hap = HAP()
 
-    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics", "exposure", "scenes", "automations", "location"]
+    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics", "exposure", "scenes", "automations", "location", "hap"]
 
     /// Reads and checks the file.
     ///
@@ -227,6 +229,7 @@ public struct HearthConfig: Sendable {
             lastSeenInterval: lastSeenInterval, plugins: Plugins(directories: directories, sections: sections, disabled: disabled), server: server, metrics: metrics)
         if let e = top["exposure"] { config.exposure = try Exposure.parse(e, problem: problem) }
         config.home = try HomeSection.parse(top, file: file, lines: lines, problem: problem)
+        if let h = top["hap"] { config.hap = try HAP.parse(h, baseDir: baseDir, problem: problem) }
         return config
     }
 

@@ -80,3 +80,10 @@ struct RestoreOnStartHandOver: HandOverCommand {
     @Argument(parsing: .captureForPassthrough, help: "Passed to 'hearthd restore-on-start'.")
     var arguments: [String] = []
 }
+
+struct HAPHandOver: HandOverCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hap", abstract: "The HomeKit bridge's setup code, X-HM:// setup URI and pairings: runs 'hearthd hap'.")
+    @Argument(parsing: .captureForPassthrough, help: "Passed to 'hearthd hap' (see 'hearthd hap --help').")
+    var arguments: [String] = []
+}

@@ -20,7 +20,7 @@ struct Hearthd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
         abstract: "Hearth: bridges GPIO and MQTT hardware into one home model.",
-        subcommands: [PluginHostCommand.self, DoctorCommand.self, BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self])
+        subcommands: [PluginHostCommand.self, DoctorCommand.self, BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self, HAPCommand.self])
 
     @Option(name: .shortAndLong, help: "The configuration file.")
     var config: String = "etc/hearth.yaml"
@@ -182,6 +182,7 @@ struct Hearthd: AsyncParsableCommand {
         // What leaves the house (`exposure:`): the shared policy, then each door that is on.
         let exposure = try ExposureSetup.settings(settings.exposure, database: database, core: core, logger: logger)
         services += ExposureSetup.services(settings.exposure, settings: exposure, core: core)
+        if settings.hap.enabled { services.append(try HAPSetup.bridge(settings, exposure: exposure, core: core, logger: logger)) }
         if let server = settings.server {
             services.append(
                 try APIServer.make(

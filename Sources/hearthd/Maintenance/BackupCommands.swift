@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HomeModel
 import HomeStorage
+import HAPBridge
 
 /// Opens the database for a CLI command, turning errors into a clean exit.
 func openDatabase(_ path: String) throws -> HearthDatabase {
@@ -43,6 +44,8 @@ struct BackupCommand: ParsableCommand {
         } catch {
             throw fail(error)
         }
+        // The HomeKit bridge's keys and pairings (mode 0600), so a restore keeps the iPhones paired.
+        if let hap = try HAPBackup.save(database: database, output: output) { print("saved the HomeKit bridge's keys and pairings to \(hap)") }
     }
 }
 
@@ -68,6 +71,7 @@ struct RestoreCommand: ParsableCommand {
             let db = try openDatabase(database)
             let export = try db.readBackup(input)
             try db.restore(export)
+            if let hap = try HAPBackup.restore(database: database, input: input) { print("restored the HomeKit bridge's keys and pairings from \(hap)") }
             withExtendedLifetime(lock) {}
             print("restored \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s) from \(input)")
         } catch let error as HomeError {

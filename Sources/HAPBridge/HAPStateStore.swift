@@ -1,0 +1,183 @@
+import Crypto
+import Foundation
+import GRDB
+public import HAP
+
+/// The HAP bridge's state in its own SQLite file (mode 0600: it holds the accessory's private
+/// key and the controllers' keys): the identity, pairings, the unsuccessful-attempt counter,
+/// aid per device and iid per (aid, key), and the configuration number `c#`.
+public final class HAPStateStore: PairingStore, Sendable {
+    let queue: DatabaseQueue
+    public let path: String
+
+    /// Opens (creating) the file and sets its mode to 0600.
+    public init(path: String) throws {
+        self.path = path
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: path) {
+            _ = fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        var config = Configuration()
+        config.journalMode = .default
+        queue = try DatabaseQueue(path: path, configuration: config)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("hap-v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE hap_identity (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    pairing_id TEXT NOT NULL, private_key BLOB NOT NULL, setup_code TEXT NOT NULL, setup_id TEXT NOT NULL,
+                    config_number INTEGER NOT NULL, accessory_set TEXT NOT NULL, failed_attempts INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE TABLE hap_pairing (identifier TEXT PRIMARY KEY NOT NULL, public_key BLOB NOT NULL, admin INTEGER NOT NULL);
+                CREATE TABLE hap_aid (device TEXT PRIMARY KEY NOT NULL, aid INTEGER NOT NULL UNIQUE);
+                CREATE TABLE hap_iid (aid INTEGER NOT NULL, key TEXT NOT NULL, iid INTEGER NOT NULL, PRIMARY KEY (aid, key));
+                """)
+        }
+        try migrator.migrate(queue)
+        // SQLite's journal and WAL side files are created with the database's mode by SQLite itself.
+    }
+
+    /// The saved identity, or a new one saved now.
+    public func identity(setupCode: String? = nil) throws -> AccessoryIdentity {
+        try queue.write { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT * FROM hap_identity WHERE id = 1") {
+                let key = try Curve25519.Signing.PrivateKey(rawRepresentation: row["private_key"] as Data)
+                var identity = AccessoryIdentity(pairingID: row["pairing_id"], signingKey: key, setupCode: row["setup_code"], setupID: row["setup_id"])
+                if let setupCode, setupCode != identity.setupCode {
+                    identity.setupCode = setupCode
+                    try db.execute(sql: "UPDATE hap_identity SET setup_code = ? WHERE id = 1", arguments: [setupCode])
+                }
+                return identity
+            }
+            var identity = AccessoryIdentity.generate()
+            if let setupCode { identity.setupCode = setupCode }
+            try db.execute(
+                sql: "INSERT INTO hap_identity (id, pairing_id, private_key, setup_code, setup_id, config_number, accessory_set) VALUES (1, ?, ?, ?, ?, 1, '')",
+                arguments: [identity.pairingID, identity.signingKey.rawRepresentation, identity.setupCode, identity.setupID])
+            return identity
+        }
+    }
+
+    public func loadPairings() throws -> [Pairing] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM hap_pairing ORDER BY identifier").map {
+                Pairing(identifier: $0["identifier"], publicKey: Array($0["public_key"] as Data), isAdmin: ($0["admin"] as Int) == 1)
+            }
+        }
+    }
+
+    public func savePairing(_ pairing: Pairing) throws {
+        try queue.write { db in
+            try db.execute(
+                sql: "INSERT INTO hap_pairing (identifier, public_key, admin) VALUES (?, ?, ?) ON CONFLICT(identifier) DO UPDATE SET public_key = excluded.public_key, admin = excluded.admin",
+                arguments: [pairing.identifier, Data(pairing.publicKey), pairing.isAdmin ? 1 : 0])
+        }
+    }
+
+    public func removePairing(identifier: String) throws {
+        try queue.write { db in try db.execute(sql: "DELETE FROM hap_pairing WHERE identifier = ?", arguments: [identifier]) }
+    }
+
+    public func loadFailedAttempts() throws -> Int {
+        try queue.read { db in try Int.fetchOne(db, sql: "SELECT failed_attempts FROM hap_identity WHERE id = 1") ?? 0 }
+    }
+
+    public func saveFailedAttempts(_ count: Int) throws {
+        try queue.write { db in try db.execute(sql: "UPDATE hap_identity SET failed_attempts = ? WHERE id = 1", arguments: [count]) }
+    }
+
+    /// aid per device (the bridge is 1; devices from 2), allocating for new devices.
+    public func aids(for devices: [String]) throws -> [String: Int] {
+        try queue.write { db in
+            var out: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT device, aid FROM hap_aid") { out[row["device"]] = row["aid"] }
+            var next = max(1, out.values.max() ?? 1) + 1
+            for d in devices where out[d] == nil {
+                try db.execute(sql: "INSERT INTO hap_aid (device, aid) VALUES (?, ?)", arguments: [d, next])
+                out[d] = next
+                next += 1
+            }
+            return out
+        }
+    }
+
+    public func iids(aid: Int) throws -> [String: Int] {
+        try queue.read { db in
+            var out: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT key, iid FROM hap_iid WHERE aid = ?", arguments: [aid]) { out[row["key"]] = row["iid"] }
+            return out
+        }
+    }
+
+    public func saveIIDs(aid: Int, _ added: [String: Int]) throws {
+        guard !added.isEmpty else { return }
+        try queue.write { db in
+            for (k, v) in added {
+                try db.execute(sql: "INSERT OR IGNORE INTO hap_iid (aid, key, iid) VALUES (?, ?, ?)", arguments: [aid, k, v])
+            }
+        }
+    }
+
+    /// `c#`: bumped when the accessory set's fingerprint changes; returns the number in force.
+    public func configurationNumber(accessorySet fingerprint: String) throws -> Int {
+        try queue.write { db in
+            let row = try Row.fetchOne(db, sql: "SELECT config_number, accessory_set FROM hap_identity WHERE id = 1")
+            var n: Int = row?["config_number"] ?? 1
+            let old: String = row?["accessory_set"] ?? ""
+            if old != fingerprint {
+                if !old.isEmpty { n = n >= 65535 ? 1 : n + 1 }
+                try db.execute(sql: "UPDATE hap_identity SET config_number = ?, accessory_set = ? WHERE id = 1", arguments: [n, fingerprint])
+            }
+            return n
+        }
+    }
+}
+
+extension HAPStateStore {
+    /// The state file `hearthd backup` and `restore` carry beside the layout backup: `<backup>.hap.sqlite`.
+    public static func backupPath(for backup: String) -> String { backup + ".hap.sqlite" }
+
+    /// The default state file beside a database (what `hap.state` defaults to).
+    public static func defaultPath(database: String) -> String {
+        ((database as NSString).deletingLastPathComponent as NSString).appendingPathComponent("hap.sqlite")
+    }
+
+    /// Copies the state (one consistent snapshot, safe while hearthd runs) to `path`, mode 0600.
+    public func backup(to path: String) throws {
+        let fm = FileManager.default
+        try? fm.removeItem(atPath: path)
+        _ = fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        let target = try DatabaseQueue(path: path)
+        try queue.backup(to: target)
+        try target.close()
+        try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+    }
+
+    /// Replaces the state file at `path` with a backup's (hearthd stopped), mode 0600: the
+    /// iPhones stay paired with the restored bridge.
+    public static func restore(from backup: String, to path: String) throws {
+        let source = try HAPStateStore(path: backup)
+        try source.backup(to: path)
+    }
+}
+
+/// `hearthd backup` / `restore`: the HAP state beside the layout, when there is one.
+public enum HAPBackup {
+    /// Saves `<database dir>/hap.sqlite` to `<output>.hap.sqlite`; returns that path, or nil when there is no HAP state.
+    public static func save(database: String, output: String) throws -> String? {
+        let state = HAPStateStore.defaultPath(database: database)
+        guard FileManager.default.fileExists(atPath: state) else { return nil }
+        let target = HAPStateStore.backupPath(for: output)
+        try HAPStateStore(path: state).backup(to: target)
+        return target
+    }
+
+    /// Restores `<input>.hap.sqlite` to `<database dir>/hap.sqlite`; returns the source, or nil when the backup has none.
+    public static func restore(database: String, input: String) throws -> String? {
+        let source = HAPStateStore.backupPath(for: input)
+        guard FileManager.default.fileExists(atPath: source) else { return nil }
+        try HAPStateStore.restore(from: source, to: HAPStateStore.defaultPath(database: database))
+        return source
+    }
+}
