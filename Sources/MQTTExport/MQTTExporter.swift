@@ -132,6 +132,11 @@ public final class MQTTExporter: Service, Sendable {
 
     func session(policy: ExposurePolicy, client: MosquittoClient) async {
         let home = core.home(for: policy.principal(door: "mqtt"))
+        // Read only: configs without command topics (republished by the device set that follows).
+        step(client) { m in
+            m.allowControl(policy.allowControl)
+            return []
+        }
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await set in home.devices().batched() {
@@ -166,16 +171,23 @@ public final class MQTTExporter: Service, Sendable {
                     logger.warning("MQTT export disconnected: \(reason)")
                 case .message(let topic, let payload, let retained):
                     let effects = step(client) { $0.message(topic: topic, payload: payload, retained: retained) }
-                    for effect in effects {
-                        guard case .invoke(let request) = effect else { continue }
-                        group.addTask { await self.invoke(request, topic: topic) }
+                    // One message's commands (a light's on, then its colour) go in order.
+                    let requests = effects.compactMap { if case .invoke(let r) = $0 { r } else { nil } }
+                    if !requests.isEmpty {
+                        group.addTask {
+                            for request in requests {
+                                guard await self.invoke(request, topic: topic) else { break }
+                            }
+                        }
                     }
                 }
             }
         }
     }
 
-    func invoke(_ request: CommandRequest, topic: String) async {
+    /// Sends one command through the core as the exporter; false when it was refused or failed.
+    @discardableResult
+    func invoke(_ request: CommandRequest, topic: String) async -> Bool {
         let policy = settings.current
         let home = core.home(for: policy.principal(door: "mqtt"))
         // The core enforces the grant; the policy's room and ID rules are checked here.
@@ -183,15 +195,17 @@ public final class MQTTExporter: Service, Sendable {
             refusedCounter.increment()
             failures.add(1, ordering: .relaxed)
             logger.warning("MQTT command refused", metadata: ["topic": "\(topic)", "reason": "\(request.device) is not exposed"])
-            return
+            return false
         }
         do {
             _ = try await home.invoke(request)
             commandCounter.increment()
+            return true
         } catch {
             refusedCounter.increment()
             failures.add(1, ordering: .relaxed)
             logger.warning("MQTT command failed", metadata: ["topic": "\(topic)", "error": "\((error as? HomeError)?.message ?? "\(error)")"])
+            return false
         }
     }
 

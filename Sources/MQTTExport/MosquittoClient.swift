@@ -11,11 +11,11 @@ import Synchronization
 /// try client.start()
 /// for await event in client.events { … }
 /// ```
-final class MosquittoClient: @unchecked Sendable {
+package final class MosquittoClient: @unchecked Sendable {
     // @unchecked: `handle` is a C pointer; libmosquitto guards the client with its own mutexes
     // once its network thread runs (mosquitto_loop_start in start()). Everything else is immutable or a Mutex.
 
-    struct Options: Sendable {
+    package struct Options: Sendable {
         var host: String
         var port: Int
         var clientID: String?
@@ -24,21 +24,34 @@ final class MosquittoClient: @unchecked Sendable {
         var keepAlive: Int = 30
         /// Published retained by the broker when this client disappears.
         var will: (topic: String, payload: String)?
+
+        package init(
+            host: String, port: Int, clientID: String? = nil, username: String? = nil, password: String? = nil, keepAlive: Int = 30,
+            will: (topic: String, payload: String)? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.clientID = clientID
+            self.username = username
+            self.password = password
+            self.keepAlive = keepAlive
+            self.will = will
+        }
     }
 
-    enum Event: Sendable {
+    package enum Event: Sendable {
         case connected
         case disconnected(reason: String)
         case message(topic: String, payload: [UInt8], retained: Bool)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     let options: Options
-    let events: AsyncStream<Event>
-    let continuation: AsyncStream<Event>.Continuation
+    package let events: AsyncStream<Event>
+    package let continuation: AsyncStream<Event>.Continuation
     private let handle: OpaquePointer
     private let box: Unmanaged<Box>
     private let started = Mutex(false)
@@ -50,7 +63,7 @@ final class MosquittoClient: @unchecked Sendable {
 
     static let initialise: Void = { mosquitto_lib_init() }()
 
-    init(_ options: Options) throws(Failure) {
+    package init(_ options: Options) throws(Failure) {
         _ = Self.initialise
         self.options = options
         // Messages are never dropped silently: a bounded buffer would lose commands; the
@@ -103,7 +116,7 @@ final class MosquittoClient: @unchecked Sendable {
     }
 
     /// Starts connecting in the background; the broker need not be up yet.
-    func start() throws(Failure) {
+    package func start() throws(Failure) {
         let first = started.withLock { s in
             defer { s = true }
             return !s
@@ -126,19 +139,19 @@ final class MosquittoClient: @unchecked Sendable {
 
     /// Publishes; false when the client is not connected (the exporter republishes on connect).
     @discardableResult
-    func publish(_ topic: String, _ payload: [UInt8], retain: Bool, qos: Int32 = 1) -> Bool {
+    package func publish(_ topic: String, _ payload: [UInt8], retain: Bool, qos: Int32 = 1) -> Bool {
         payload.withUnsafeBytes { p in
             mosquitto_publish(handle, nil, topic, Int32(p.count), p.baseAddress, qos, retain) == MOSQ_ERR_SUCCESS.rawValue
         }
     }
 
     @discardableResult
-    func subscribe(_ pattern: String, qos: Int32 = 1) -> Bool {
+    package func subscribe(_ pattern: String, qos: Int32 = 1) -> Bool {
         mosquitto_subscribe(handle, nil, pattern, qos) == MOSQ_ERR_SUCCESS.rawValue
     }
 
     /// Disconnects cleanly (no last will) and stops the network thread.
-    func stop() {
+    package func stop() {
         let wasStarted = started.withLock { s in
             defer { s = false }
             return s
