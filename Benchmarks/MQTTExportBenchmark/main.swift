@@ -278,8 +278,10 @@ let (exported, exportTime) = try await count("hearth/\(first.node)/+/state", exp
 // The plain publisher: the same number of retained QoS 1 messages of the exporter's size.
 let plain = try MosquittoClient(.init(host: "127.0.0.1", port: broker.port, clientID: "bench-plain"))
 try plain.start()
-var plainEvents = plain.events.makeAsyncIterator()
-while let e = await plainEvents.next() { if case .connected = e { break } }
+func connected(_ client: MosquittoClient) async {
+    for await e in client.events { if case .connected = e { return } }
+}
+await connected(plain)
 let payload = Array(#"{"contact":"OFF"}"#.utf8)
 let (published, plainTime) = try await count("bench/plain/+/state", expected: floodCount) {
     for k in 0..<floodCount {

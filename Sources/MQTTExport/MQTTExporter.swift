@@ -92,12 +92,13 @@ public final class MQTTExporter: Service, Sendable {
     public func run() async throws {
         let topics = configuration.topics
         let client: MosquittoClient
+        let reached: Bool
         do {
             client = try MosquittoClient(.init(
                 host: configuration.host, port: configuration.port, clientID: configuration.clientID ?? "\(configuration.nodeID)-export",
                 username: configuration.username, password: configuration.password, keepAlive: configuration.keepAlive,
                 will: (topics.bridgeAvailability, "offline")))
-            try client.start()
+            reached = try client.start()
         } catch {
             logger.error("MQTT export cannot start: \(error)")
             throw error
@@ -109,12 +110,26 @@ public final class MQTTExporter: Service, Sendable {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.readBroker(client) }
                 group.addTask { await self.followPolicy(client) }
+                if !reached { group.addTask { await self.connectLater(client) } }
             }
         }
         step(client) { $0.stopping() }
         client.stop()
         client.continuation.finish()
         logger.info("MQTT export stopped")
+    }
+
+    /// The broker was down at start: tries again with backoff (1 s, doubling, at most 30 s) until
+    /// an attempt gets under way; libmosquitto's thread takes over from there.
+    func connectLater(_ client: MosquittoClient) async {
+        var delay = Duration.seconds(1)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: delay)
+            if Task.isCancelled { return }
+            if client.retry() { return }
+            logger.warning("MQTT export: \(configuration.host):\(configuration.port) cannot be reached yet; retrying in \(delay * 2 > .seconds(30) ? .seconds(30) : delay * 2)")
+            delay = min(delay * 2, .seconds(30))
+        }
     }
 
     /// Restarts the device subscriptions whenever the policy changes (the principal's grant follows it).

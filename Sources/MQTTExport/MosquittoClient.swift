@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// A small libmosquitto client for the exporter: it connects in the background (libmosquitto's
-/// own thread reconnects with backoff), sets a retained last will, publishes and subscribes,
+/// own thread reconnects with backoff once a first attempt got under way; ``retry()`` makes
+/// that first attempt when the broker was down at start), sets a retained last will, publishes and subscribes,
 /// and hands everything that happens to ``events`` as values.
 ///
 /// ```swift
@@ -115,13 +116,18 @@ package final class MosquittoClient: @unchecked Sendable {
         continuation.finish()
     }
 
-    /// Starts connecting in the background; the broker need not be up yet.
-    package func start() throws(Failure) {
+    /// Starts connecting in the background and libmosquitto's network thread.
+    ///
+    /// - Returns: false when the broker could not be reached at all (nothing listens yet): call
+    ///   ``retry()`` later. libmosquitto's thread reconnects by itself (with backoff) only once a
+    ///   first attempt got under way; after a refused first attempt it waits for one.
+    @discardableResult
+    package func start() throws(Failure) -> Bool {
         let first = started.withLock { s in
             defer { s = true }
             return !s
         }
-        guard first else { return }
+        guard first else { return true }
         // mosquitto_loop_start marks the client threaded itself (and refuses one already marked).
         let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepAlive))
         if rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_ERRNO.rawValue {
@@ -132,9 +138,16 @@ package final class MosquittoClient: @unchecked Sendable {
             throw Failure(description: "libmosquitto could not start its network thread: \(String(cString: mosquitto_strerror(loop)))")
         }
         if rc == MOSQ_ERR_ERRNO.rawValue {
-            // The broker was not there: the loop keeps retrying with backoff.
             continuation.yield(.disconnected(reason: "\(options.host):\(options.port) cannot be reached yet"))
+            return false
         }
+        return true
+    }
+
+    /// Another first attempt after ``start()`` returned false; true once one is under way
+    /// (from then on libmosquitto's thread connects and reconnects by itself).
+    package func retry() -> Bool {
+        mosquitto_reconnect_async(handle) == MOSQ_ERR_SUCCESS.rawValue
     }
 
     /// Publishes; false when the client is not connected (the exporter republishes on connect).

@@ -3,6 +3,7 @@ import HearthAPI
 import HearthClient
 import HomeModel
 @testable import MQTTExport
+import Synchronization
 import TestSupport
 import Testing
 

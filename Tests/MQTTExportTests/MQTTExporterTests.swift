@@ -171,11 +171,16 @@ final class Watcher: Sendable {
         defer { watcher.stop() }
         let relayConfig = topics.config("switch", "\(ExportTopics.slug("gpio:relay"))_onoff")
         let thermo = ExportTopics.slug("gpio:thermo")
-        // libmosquitto retries with backoff (1 s, 4 s, 9 s … at most 30 s).
-        try await within(40, "every config, state and the bridge online after the broker came up") {
-            await watcher.until {
-                $0[relayConfig] != nil && $0[self.topics.state(thermo)] != nil && $0[self.topics.bridgeAvailability] == Array("online".utf8)
+        // The exporter retries with backoff (1 s, doubling, at most 30 s).
+        do {
+            try await within(40, "every config, state and the bridge online after the broker came up") {
+                await watcher.until {
+                    $0[relayConfig] != nil && $0[self.topics.state(thermo)] != nil && $0[self.topics.bridgeAvailability] == Array("online".utf8)
+                }
             }
+        } catch {
+            Issue.record("the exporter said: \(log.lines.withLock { $0.joined(separator: "\n") })")
+            throw error
         }
         #expect(log.contains("connected to the MQTT broker"))
     }
