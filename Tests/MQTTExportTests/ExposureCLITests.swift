@@ -151,8 +151,14 @@ import Testing
         let reset = try await Self.hearth(["exposure", "reset"], configDirectory: cliDir)
         #expect(reset.status == 0, "\(reset.output)")
         #expect(reset.output.contains("Policy from: hearth.yaml") && reset.output.contains("Control: allowed"), "\(reset.output)")
-        try await within(30, "the switch and the door back") {
-            await watcher.until { !($0[switchConfig] ?? []).isEmpty && !($0[doorConfig] ?? []).isEmpty && $0[relaySensorConfig] == [] }
+        do {
+            try await within(30, "the switch and the door back") {
+                await watcher.until { !($0[switchConfig] ?? []).isEmpty && !($0[doorConfig] ?? []).isEmpty && $0[relaySensorConfig] == [] }
+            }
+        } catch {
+            let seen = watcher.seen.m.withLock { s in [switchConfig, doorConfig, relaySensorConfig].map { "\($0): \(s[$0].map { String(decoding: $0, as: UTF8.self).prefix(80) } ?? "never")" } }
+            Issue.record("after the reset the broker had \(seen.joined(separator: "; ")); hearthd said: \(daemon.output.suffix(3000))")
+            throw error
         }
         daemon.stop()
         #expect(!daemon.output.contains("Fatal error"), "\(daemon.output.suffix(2000))")
