@@ -305,4 +305,5 @@ print(String(format: "exporter / plain: %.2f", rate(published, plainTime) > 0 ? 
 observer.cancel()
 importTask.cancel()
 for e in exporters { e.task.cancel() }
+broker.stop()  // exit() skips the top-level defer
 exit(0)
