@@ -36,6 +36,7 @@ let package = Package(
         .library(name: "FlakyPlugin", type: .dynamic, targets: ["FlakyPlugin"]),
         .library(name: "CrashingPlugin", type: .dynamic, targets: ["CrashingPlugin"]),
         .executable(name: "mqtt-benchmark", targets: ["mqtt-benchmark"]),
+        .executable(name: "mqtt-export-benchmark", targets: ["mqtt-export-benchmark"]),
         // Hostile-input run over the MQTT plugin's parsers and the plugin wire protocol (#14).
         .executable(name: "mqtt-fuzz", targets: ["mqtt-fuzz"]),
         // Matter protocol foundations (no home model): TLV, and its fuzzer.
@@ -343,6 +344,11 @@ let package = Package(
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: settings),
+        // GPIO-style edge on exporting Hearths → observer on an importing Hearth through mosquitto,
+        // and the exporter's message rate against a plain publisher (docs/BENCHMARKS.md, issue 19).
+        .executableTarget(
+            name: "mqtt-export-benchmark", dependencies: ["MQTTExport", "HomeCore", "PluginHost", "TestSupport", pluginKit, logging],
+            path: "Benchmarks/MQTTExportBenchmark", swiftSettings: settings),
         .testTarget(
             name: "MQTTExportTests",
             dependencies: [

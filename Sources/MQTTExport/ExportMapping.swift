@@ -11,11 +11,14 @@ import Foundation
 /// | discovery config | `homeassistant/switch/hearth_garage/gpio_relay_xxxxxxxx_onoff/config` |
 /// | state (JSON, retained) | `hearth/hearth_garage/gpio_relay_xxxxxxxx/state` |
 /// | availability (retained) | `hearth/hearth_garage/gpio_relay_xxxxxxxx/availability` |
-/// | commands | `…/gpio_relay_xxxxxxxx/onoff/set` (`ON`, `OFF`, `TOGGLE`), `…/brightness/set` (0–255), `…/lock/set` (`LOCK`, `UNLOCK`) |
+/// | commands | `…/gpio_relay_xxxxxxxx/onoff/set` (`ON`, `OFF`, `TOGGLE`), `…/light/set` (HA's JSON light schema: `state`, `brightness` 0–255, `color_temp` in mireds, `color` as `h`/`s` or `x`/`y`, `transition`), `…/lock/set` (`LOCK`, `UNLOCK`); none when the policy is read only |
 /// | button events | `…/gpio_relay_xxxxxxxx/action` (`button_1_short_press`, …) |
 /// | this bridge (LWT) | `hearth/hearth_garage/bridge/availability` |
 ///
-/// State JSON is in Home Assistant's units: °C, %, lx, hPa, brightness 0–255, `ON`/`OFF`.
+/// State JSON is in Home Assistant's units: °C, %, lx, hPa, brightness 0–255, `ON`/`OFF`; a
+/// light's keys are the JSON schema's (`state`, `brightness`, `color_mode`, `color_temp`, `color`).
+/// A read-only export (``ExposurePolicy/allowControl`` off) publishes switches and lights as
+/// binary sensors (a dimmer's brightness as a % sensor) and locks as a lock binary sensor.
 public struct ExportTopics: Sendable, Hashable {
     public let prefix: String
     public let nodeID: String
@@ -82,6 +85,12 @@ public struct ExportedDevice: Sendable, Hashable {
     /// The device type carrying On/Off and Level Control, for commands.
     public let onOffType: DeviceTypeID?
     public let levelType: DeviceTypeID?
+    /// The light's device type (its commands arrive as JSON on one `light/set` topic), and the
+    /// Home Assistant colour modes it advertises (`onoff`, `brightness`, `color_temp`, `hs`, `xy`).
+    public let lightType: DeviceTypeID?
+    public let colorModes: [String]
+    /// Whether the configs carry command topics (the policy's ``ExposurePolicy/allowControl``).
+    public let controllable: Bool
     /// The device type carrying Door Lock (exported only when the policy opts it in).
     public let lockType: DeviceTypeID?
 }
@@ -91,10 +100,14 @@ public struct ExportMapper: Sendable {
     public let topics: ExportTopics
     /// `origin` block: who publishes (HA shows it; a Hearth reads `via_device` and the node ID).
     public let softwareVersion: String
+    /// Whether controllers may send commands: when false the configs carry no command topic
+    /// (switches and lights become binary sensors, locks a lock binary sensor).
+    public var allowControl: Bool
 
-    public init(topics: ExportTopics, softwareVersion: String = "1") {
+    public init(topics: ExportTopics, softwareVersion: String = "1", allowControl: Bool = true) {
         self.topics = topics
         self.softwareVersion = softwareVersion
+        self.allowControl = allowControl
     }
 
     static let lightTypes: Set<DeviceTypeID> = [
@@ -126,6 +139,8 @@ public struct ExportMapper: Sendable {
         var onOffType: DeviceTypeID?
         var levelType: DeviceTypeID?
         var lockType: DeviceTypeID?
+        var lightType: DeviceTypeID?
+        var colorModes: [String] = []
         var sensors: Set<String> = []
         let deviceBlock: [String: Any] = {
             var d: [String: Any] = [
@@ -141,12 +156,16 @@ public struct ExportMapper: Sendable {
         ]
         func entity(_ component: String, _ suffix: String, _ name: String?, _ extra: [String: Any]) {
             let object = "\(slug)_\(suffix)"
-            var c: [String: Any] = [
-                "unique_id": "\(topics.nodeID)_\(object)", "object_id": "\(topics.nodeID)_\(object)",
-                "device": deviceBlock, "origin": origin, "availability": availability, "availability_mode": "all",
-            ]
-            c["name"] = name.map { $0 as Any } ?? NSNull()
-            if component != "device_automation" { c["state_topic"] = topics.state(slug) }
+            var c: [String: Any] = ["device": deviceBlock, "origin": origin]
+            // A device trigger has no entity: HA's trigger schema knows no unique_id, name, state or availability.
+            if component != "device_automation" {
+                c["unique_id"] = "\(topics.nodeID)_\(object)"
+                c["object_id"] = "\(topics.nodeID)_\(object)"
+                c["availability"] = availability
+                c["availability_mode"] = "all"
+                c["name"] = name.map { $0 as Any } ?? NSNull()
+                c["state_topic"] = topics.state(slug)
+            }
             c.merge(extra) { $1 }
             configs.append(ExportedConfig(topic: topics.config(component, object), payload: Self.json(c)))
         }
@@ -156,26 +175,33 @@ public struct ExportMapper: Sendable {
                 onOffType = type.id
                 if let on = onOff[OnOffTrait.Attribute.onOff]?.boolValue { state["state"] = on ? "ON" : "OFF" }
                 if Self.lightTypes.contains(type.id) {
-                    var extra: [String: Any] = [
-                        "command_topic": topics.command(slug, "onoff"), "state_value_template": "{{ value_json.state }}",
-                        "payload_on": "ON", "payload_off": "OFF",
-                    ]
-                    if let level = traits[LevelControlTrait.identifier] {
-                        levelType = type.id
-                        if let v = level[LevelControlTrait.Attribute.currentLevel]?.intValue, (0...254).contains(v) {
-                            state["brightness"] = Int(Units.brightness(level: UInt8(v)))
+                    let light = LightExport(type: type.id, traits: traits)
+                    lightType = type.id
+                    colorModes = light.colorModes
+                    if light.hasBrightness { levelType = type.id }
+                    state.merge(light.state) { $1 }
+                    if allowControl {
+                        entity("light", "light", nil, light.config(command: topics.command(slug, "light")))
+                    } else {
+                        entity("binary_sensor", "light", nil, [
+                            "device_class": "light", "value_template": "{{ value_json.state }}", "payload_on": "ON", "payload_off": "OFF",
+                        ])
+                        if light.hasBrightness {
+                            // Read only: the brightness as a percentage sensor (no command topics at all).
+                            entity("sensor", "brightness", "Brightness", [
+                                "unit_of_measurement": "%", "state_class": "measurement", "icon": "mdi:brightness-percent",
+                                "value_template": "{{ (value_json.brightness | float(0) * 100 / 255) | round(0) }}",
+                            ])
                         }
-                        extra["brightness_state_topic"] = topics.state(slug)
-                        extra["brightness_value_template"] = "{{ value_json.brightness }}"
-                        extra["brightness_command_topic"] = topics.command(slug, "brightness")
-                        extra["brightness_scale"] = 255
-                        extra["on_command_type"] = "last"
                     }
-                    entity("light", "light", nil, extra)
-                } else {
+                } else if allowControl {
                     entity("switch", "onoff", nil, [
                         "command_topic": topics.command(slug, "onoff"), "value_template": "{{ value_json.state }}",
                         "payload_on": "ON", "payload_off": "OFF",
+                    ])
+                } else {
+                    entity("binary_sensor", "onoff", nil, [
+                        "device_class": "power", "value_template": "{{ value_json.state }}", "payload_on": "ON", "payload_off": "OFF",
                     ])
                 }
             }
@@ -220,11 +246,18 @@ public struct ExportMapper: Sendable {
                 case 0: state["lock"] = "JAMMED"
                 default: break
                 }
-                entity("lock", "lock", nil, [
-                    "command_topic": topics.command(slug, "lock"), "value_template": "{{ value_json.lock }}",
-                    "payload_lock": "LOCK", "payload_unlock": "UNLOCK", "state_locked": "LOCKED", "state_unlocked": "UNLOCKED",
-                    "state_jammed": "JAMMED",
-                ])
+                if allowControl {
+                    entity("lock", "lock", nil, [
+                        "command_topic": topics.command(slug, "lock"), "value_template": "{{ value_json.lock }}",
+                        "payload_lock": "LOCK", "payload_unlock": "UNLOCK", "state_locked": "LOCKED", "state_unlocked": "UNLOCKED",
+                        "state_jammed": "JAMMED",
+                    ])
+                } else {
+                    // HA's lock binary sensor: on means unlocked.
+                    entity("binary_sensor", "lock", "Lock", [
+                        "device_class": "lock", "value_template": "{{ value_json.lock }}", "payload_on": "UNLOCKED", "payload_off": "LOCKED",
+                    ])
+                }
             }
             if let o = traits[OccupancySensingTrait.identifier] {
                 if let v = o[OccupancySensingTrait.Attribute.occupancy]?.intValue { state["occupancy"] = v & 1 == 1 ? "ON" : "OFF" }
@@ -247,7 +280,7 @@ public struct ExportMapper: Sendable {
         return ExportedDevice(
             id: device.id, slug: slug, configs: configs, state: Self.json(state),
             online: device.sourceConnectivity.connectivityState != .offline, onOffType: onOffType, levelType: levelType,
-            lockType: lockType)
+            lightType: lightType, colorModes: colorModes, controllable: allowControl, lockType: lockType)
     }
 
     static let pressKinds = ["short_press", "long_press", "long_release", "double_press"]

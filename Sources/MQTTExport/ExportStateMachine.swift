@@ -14,7 +14,7 @@ public struct ExportStateMachine: Sendable {
         case refused(topic: String, reason: String)
     }
 
-    public let mapper: ExportMapper
+    public private(set) var mapper: ExportMapper
     var topics: ExportTopics { mapper.topics }
     /// What is exported now, by device.
     public private(set) var exported: [DeviceID: ExportedDevice] = [:]
@@ -97,6 +97,10 @@ public struct ExportStateMachine: Sendable {
 
     public mutating func disconnected() { connected = false }
 
+    /// Whether controllers may send commands (the policy's ``ExposurePolicy/allowControl``).
+    /// The configs change on the next ``devices(_:)`` (the device set follows every policy change).
+    public mutating func allowControl(_ allowed: Bool) { mapper.allowControl = allowed }
+
     /// A message on a subscribed topic.
     public mutating func message(topic: String, payload: [UInt8], retained: Bool) -> [Effect] {
         if topic == topics.haStatus {
@@ -128,6 +132,15 @@ public struct ExportStateMachine: Sendable {
             return [.refused(topic: topic, reason: reason)]
         }
         if retainedCommandGuard(payload) { return refuse("empty payload") }
+        guard mapper.allowControl else { return refuse("this export is read only (exposure: allowControl is off)") }
+        if what == "light" {
+            guard let id = bySlug[slug], let device = exported[id] else { return refuse("no exported device '\(slug.prefix(80))'") }
+            do {
+                return try LightCommand.requests(payload, device: device).map { .invoke($0) }
+            } catch {
+                return refuse(error.reason)
+            }
+        }
         guard payload.count <= 64 else { return refuse("payload of \(payload.count) bytes is too long for a command") }
         guard let text = String(validating: payload, as: UTF8.self)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
             return refuse("payload is not UTF-8")
@@ -135,7 +148,7 @@ public struct ExportStateMachine: Sendable {
         guard let id = bySlug[slug], let device = exported[id] else { return refuse("no exported device '\(slug.prefix(80))'") }
         switch what {
         case "onoff":
-            guard let type = device.onOffType else { return refuse("\(id) has no On/Off") }
+            guard let type = device.onOffType, device.lightType == nil else { return refuse("\(id) has no On/Off switch (a light takes JSON on light/set)") }
             let command: CommandID
             switch text.uppercased() {
             case "ON": command = OnOffTrait.Command.on
@@ -144,16 +157,6 @@ public struct ExportStateMachine: Sendable {
             default: return refuse("'\(text.prefix(40))' is not ON, OFF or TOGGLE")
             }
             return [.invoke(CommandRequest(device: id, deviceType: type, trait: OnOffTrait.identifier, command: command))]
-        case "brightness":
-            guard let type = device.levelType else { return refuse("\(id) has no brightness") }
-            guard let value = Int(text), (0...255).contains(value) else { return refuse("'\(text.prefix(40))' is not a brightness from 0 to 255") }
-            if value == 0 {
-                return [.invoke(CommandRequest(device: id, deviceType: type, trait: OnOffTrait.identifier, command: OnOffTrait.Command.off))]
-            }
-            let level = max(1, Units.level(brightness: UInt8(value)))
-            return [.invoke(CommandRequest(
-                device: id, deviceType: type, trait: LevelControlTrait.identifier, command: LevelControlTrait.Command.moveToLevelWithOnOff,
-                arguments: ["Level": .int(Int64(level)), "TransitionTime": .null, "OptionsMask": .int(0), "OptionsOverride": .int(0)]))]
         case "lock":
             guard let type = device.lockType else { return refuse("\(id) is not a lock") }
             switch text.uppercased() {

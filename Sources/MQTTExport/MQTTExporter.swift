@@ -92,12 +92,13 @@ public final class MQTTExporter: Service, Sendable {
     public func run() async throws {
         let topics = configuration.topics
         let client: MosquittoClient
+        let reached: Bool
         do {
             client = try MosquittoClient(.init(
                 host: configuration.host, port: configuration.port, clientID: configuration.clientID ?? "\(configuration.nodeID)-export",
                 username: configuration.username, password: configuration.password, keepAlive: configuration.keepAlive,
                 will: (topics.bridgeAvailability, "offline")))
-            try client.start()
+            reached = try client.start()
         } catch {
             logger.error("MQTT export cannot start: \(error)")
             throw error
@@ -109,12 +110,26 @@ public final class MQTTExporter: Service, Sendable {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.readBroker(client) }
                 group.addTask { await self.followPolicy(client) }
+                if !reached { group.addTask { await self.connectLater(client) } }
             }
         }
         step(client) { $0.stopping() }
         client.stop()
         client.continuation.finish()
         logger.info("MQTT export stopped")
+    }
+
+    /// The broker was down at start: tries again with backoff (1 s, doubling, at most 30 s) until
+    /// an attempt gets under way; libmosquitto's thread takes over from there.
+    func connectLater(_ client: MosquittoClient) async {
+        var delay = Duration.seconds(1)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: delay)
+            if Task.isCancelled { return }
+            if client.retry() { return }
+            logger.warning("MQTT export: \(configuration.host):\(configuration.port) cannot be reached yet; retrying in \(delay * 2 > .seconds(30) ? .seconds(30) : delay * 2)")
+            delay = min(delay * 2, .seconds(30))
+        }
     }
 
     /// Restarts the device subscriptions whenever the policy changes (the principal's grant follows it).
@@ -132,6 +147,11 @@ public final class MQTTExporter: Service, Sendable {
 
     func session(policy: ExposurePolicy, client: MosquittoClient) async {
         let home = core.home(for: policy.principal(door: "mqtt"))
+        // Read only: configs without command topics (republished by the device set that follows).
+        step(client) { m in
+            m.allowControl(policy.allowControl)
+            return []
+        }
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await set in home.devices().batched() {
@@ -166,16 +186,23 @@ public final class MQTTExporter: Service, Sendable {
                     logger.warning("MQTT export disconnected: \(reason)")
                 case .message(let topic, let payload, let retained):
                     let effects = step(client) { $0.message(topic: topic, payload: payload, retained: retained) }
-                    for effect in effects {
-                        guard case .invoke(let request) = effect else { continue }
-                        group.addTask { await self.invoke(request, topic: topic) }
+                    // One message's commands (a light's on, then its colour) go in order.
+                    let requests = effects.compactMap { if case .invoke(let r) = $0 { r } else { nil } }
+                    if !requests.isEmpty {
+                        group.addTask {
+                            for request in requests {
+                                guard await self.invoke(request, topic: topic) else { break }
+                            }
+                        }
                     }
                 }
             }
         }
     }
 
-    func invoke(_ request: CommandRequest, topic: String) async {
+    /// Sends one command through the core as the exporter; false when it was refused or failed.
+    @discardableResult
+    func invoke(_ request: CommandRequest, topic: String) async -> Bool {
         let policy = settings.current
         let home = core.home(for: policy.principal(door: "mqtt"))
         // The core enforces the grant; the policy's room and ID rules are checked here.
@@ -183,15 +210,17 @@ public final class MQTTExporter: Service, Sendable {
             refusedCounter.increment()
             failures.add(1, ordering: .relaxed)
             logger.warning("MQTT command refused", metadata: ["topic": "\(topic)", "reason": "\(request.device) is not exposed"])
-            return
+            return false
         }
         do {
             _ = try await home.invoke(request)
             commandCounter.increment()
+            return true
         } catch {
             refusedCounter.increment()
             failures.add(1, ordering: .relaxed)
             logger.warning("MQTT command failed", metadata: ["topic": "\(topic)", "error": "\((error as? HomeError)?.message ?? "\(error)")"])
+            return false
         }
     }
 

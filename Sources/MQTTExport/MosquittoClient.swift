@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// A small libmosquitto client for the exporter: it connects in the background (libmosquitto's
-/// own thread reconnects with backoff), sets a retained last will, publishes and subscribes,
+/// own thread reconnects with backoff once a first attempt got under way; ``retry()`` makes
+/// that first attempt when the broker was down at start), sets a retained last will, publishes and subscribes,
 /// and hands everything that happens to ``events`` as values.
 ///
 /// ```swift
@@ -11,11 +12,11 @@ import Synchronization
 /// try client.start()
 /// for await event in client.events { … }
 /// ```
-final class MosquittoClient: @unchecked Sendable {
+package final class MosquittoClient: @unchecked Sendable {
     // @unchecked: `handle` is a C pointer; libmosquitto guards the client with its own mutexes
     // once its network thread runs (mosquitto_loop_start in start()). Everything else is immutable or a Mutex.
 
-    struct Options: Sendable {
+    package struct Options: Sendable {
         var host: String
         var port: Int
         var clientID: String?
@@ -24,21 +25,34 @@ final class MosquittoClient: @unchecked Sendable {
         var keepAlive: Int = 30
         /// Published retained by the broker when this client disappears.
         var will: (topic: String, payload: String)?
+
+        package init(
+            host: String, port: Int, clientID: String? = nil, username: String? = nil, password: String? = nil, keepAlive: Int = 30,
+            will: (topic: String, payload: String)? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.clientID = clientID
+            self.username = username
+            self.password = password
+            self.keepAlive = keepAlive
+            self.will = will
+        }
     }
 
-    enum Event: Sendable {
+    package enum Event: Sendable {
         case connected
         case disconnected(reason: String)
         case message(topic: String, payload: [UInt8], retained: Bool)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     let options: Options
-    let events: AsyncStream<Event>
-    let continuation: AsyncStream<Event>.Continuation
+    package let events: AsyncStream<Event>
+    package let continuation: AsyncStream<Event>.Continuation
     private let handle: OpaquePointer
     private let box: Unmanaged<Box>
     private let started = Mutex(false)
@@ -50,7 +64,7 @@ final class MosquittoClient: @unchecked Sendable {
 
     static let initialise: Void = { mosquitto_lib_init() }()
 
-    init(_ options: Options) throws(Failure) {
+    package init(_ options: Options) throws(Failure) {
         _ = Self.initialise
         self.options = options
         // Messages are never dropped silently: a bounded buffer would lose commands; the
@@ -102,13 +116,18 @@ final class MosquittoClient: @unchecked Sendable {
         continuation.finish()
     }
 
-    /// Starts connecting in the background; the broker need not be up yet.
-    func start() throws(Failure) {
+    /// Starts connecting in the background and libmosquitto's network thread.
+    ///
+    /// - Returns: false when the broker could not be reached at all (nothing listens yet): call
+    ///   ``retry()`` later. libmosquitto's thread reconnects by itself (with backoff) only once a
+    ///   first attempt got under way; after a refused first attempt it waits for one.
+    @discardableResult
+    package func start() throws(Failure) -> Bool {
         let first = started.withLock { s in
             defer { s = true }
             return !s
         }
-        guard first else { return }
+        guard first else { return true }
         // mosquitto_loop_start marks the client threaded itself (and refuses one already marked).
         let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepAlive))
         if rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_ERRNO.rawValue {
@@ -119,26 +138,33 @@ final class MosquittoClient: @unchecked Sendable {
             throw Failure(description: "libmosquitto could not start its network thread: \(String(cString: mosquitto_strerror(loop)))")
         }
         if rc == MOSQ_ERR_ERRNO.rawValue {
-            // The broker was not there: the loop keeps retrying with backoff.
             continuation.yield(.disconnected(reason: "\(options.host):\(options.port) cannot be reached yet"))
+            return false
         }
+        return true
+    }
+
+    /// Another first attempt after ``start()`` returned false; true once one is under way
+    /// (from then on libmosquitto's thread connects and reconnects by itself).
+    package func retry() -> Bool {
+        mosquitto_reconnect_async(handle) == MOSQ_ERR_SUCCESS.rawValue
     }
 
     /// Publishes; false when the client is not connected (the exporter republishes on connect).
     @discardableResult
-    func publish(_ topic: String, _ payload: [UInt8], retain: Bool, qos: Int32 = 1) -> Bool {
+    package func publish(_ topic: String, _ payload: [UInt8], retain: Bool, qos: Int32 = 1) -> Bool {
         payload.withUnsafeBytes { p in
             mosquitto_publish(handle, nil, topic, Int32(p.count), p.baseAddress, qos, retain) == MOSQ_ERR_SUCCESS.rawValue
         }
     }
 
     @discardableResult
-    func subscribe(_ pattern: String, qos: Int32 = 1) -> Bool {
+    package func subscribe(_ pattern: String, qos: Int32 = 1) -> Bool {
         mosquitto_subscribe(handle, nil, pattern, qos) == MOSQ_ERR_SUCCESS.rawValue
     }
 
     /// Disconnects cleanly (no last will) and stops the network thread.
-    func stop() {
+    package func stop() {
         let wasStarted = started.withLock { s in
             defer { s = false }
             return s

@@ -44,6 +44,28 @@ enum ExportFixtures {
             ], commission: CommissionHint(name: "Lamp", room: "Hall"))
     }
 
+    /// An Extended Color Light: colour temperature 153…454 mireds, hue/saturation and xy, now in xy.
+    static func bulb() -> DeviceDescription {
+        DeviceDescription(
+            localID: "bulb", name: "Bulb",
+            types: [
+                DeviceTypeDescription(
+                    id: ExtendedColorLightDeviceType.identifier, isPrimary: true,
+                    traits: [
+                        IdentifyTrait.identifier: [:], GroupsTrait.identifier: [:],
+                        OnOffTrait.identifier: [OnOffTrait.Attribute.onOff: .bool(false)],
+                        LevelControlTrait.identifier: [LevelControlTrait.Attribute.currentLevel: .int(127)],
+                        ColorControlTrait.identifier: [
+                            ColorControlTrait.Attribute.colorMode: .int(1), ColorControlTrait.Attribute.colorCapabilities: .int(0x19),
+                            ColorControlTrait.Attribute.currentX: .int(20000), ColorControlTrait.Attribute.currentY: .int(21000),
+                            ColorControlTrait.Attribute.currentHue: .int(0), ColorControlTrait.Attribute.currentSaturation: .int(0),
+                            ColorControlTrait.Attribute.colorTemperatureMireds: .int(250),
+                            ColorControlTrait.Attribute.colorTempPhysicalMinMireds: .int(153), ColorControlTrait.Attribute.colorTempPhysicalMaxMireds: .int(454),
+                        ],
+                    ])
+            ], commission: CommissionHint(name: "Bulb", room: "Hall"))
+    }
+
     static func button() -> DeviceDescription {
         DeviceDescription(
             localID: "button", name: "Button",
@@ -61,11 +83,11 @@ enum ExportFixtures {
             commission: CommissionHint(name: "Front Lock", room: "Hall"))
     }
 
-    /// A core with the relay, thermometer, lamp, button and lock of plugin `gpio`, commissioned.
+    /// A core with the relay, thermometer, lamp, colour bulb, button and lock of plugin `gpio`, commissioned.
     static func core() -> (HomeCore, any DriverContext) {
         let core = HomeCore()
         let driver = core.context(for: "gpio")
-        for d in [relay(), thermometer(), lamp(), button(), lock()] { driver.publish(d) }
+        for d in [relay(), thermometer(), lamp(), bulb(), button(), lock()] { driver.publish(d) }
         return (core, driver)
     }
 
@@ -84,9 +106,25 @@ final class FakeOutputs: CommandHandler {
         case (OnOffTrait.identifier, OnOffTrait.Command.off): context.report(command.localID, OnOffTrait.identifier, OnOffTrait.Attribute.onOff, false)
         case (LevelControlTrait.identifier, LevelControlTrait.Command.moveToLevelWithOnOff):
             context.report(command.localID, LevelControlTrait.identifier, LevelControlTrait.Attribute.currentLevel, command.arguments["Level"] ?? .null)
+            context.report(command.localID, OnOffTrait.identifier, OnOffTrait.Attribute.onOff, true)
+        case (ColorControlTrait.identifier, ColorControlTrait.Command.moveToColorTemperature):
+            color(command.localID, 2, [ColorControlTrait.Attribute.colorTemperatureMireds: command.arguments["ColorTemperatureMireds"] ?? .null])
+        case (ColorControlTrait.identifier, ColorControlTrait.Command.moveToHueAndSaturation):
+            color(command.localID, 0, [
+                ColorControlTrait.Attribute.currentHue: command.arguments["Hue"] ?? .null,
+                ColorControlTrait.Attribute.currentSaturation: command.arguments["Saturation"] ?? .null,
+            ])
+        case (ColorControlTrait.identifier, ColorControlTrait.Command.moveToColor):
+            color(command.localID, 1, [
+                ColorControlTrait.Attribute.currentX: command.arguments["ColorX"] ?? .null, ColorControlTrait.Attribute.currentY: command.arguments["ColorY"] ?? .null,
+            ])
         default: throw HomeError.unsupportedOperation("not this")
         }
         return .null
+    }
+    func color(_ localID: String, _ mode: Int64, _ attributes: [AttributeID: Value]) {
+        for (attribute, value) in attributes.sorted(by: { $0.key < $1.key }) { context.report(localID, ColorControlTrait.identifier, attribute, value) }
+        context.report(localID, ColorControlTrait.identifier, ColorControlTrait.Attribute.colorMode, .int(mode))
     }
     func write(_ write: DriverWrite) async throws { throw HomeError.unsupportedOperation("no writes") }
 }

@@ -75,6 +75,97 @@ import Testing
         #expect(h["unit_of_measurement"] as? String == "%")
         let l = ExportFixtures.json(try #require(out[topics.config("light", "\(ExportTopics.slug("gpio:lamp"))_light")]))
         #expect(l["brightness_scale"] as? Int == 255)
+        #expect(l["schema"] as? String == "json" && l["supported_color_modes"] as? [String] == ["brightness"])
+        #expect(lamp["color_mode"] as? String == "brightness")
+    }
+
+    @Test func aColourLightIsAJSONSchemaLightWithItsModesAndMireds() throws {
+        var (m, _) = machine()
+        let out = published(m.connectedToBroker())
+        let slug = ExportTopics.slug("gpio:bulb")
+        let config = ExportFixtures.json(try #require(out[topics.config("light", "\(slug)_light")]))
+        #expect(config["schema"] as? String == "json")
+        #expect(config["command_topic"] as? String == topics.command(slug, "light"))
+        #expect(config["state_topic"] as? String == topics.state(slug))
+        #expect(config["supported_color_modes"] as? [String] == ["color_temp", "hs", "xy"])
+        #expect(config["brightness"] as? Bool == true && config["brightness_scale"] as? Int == 255)
+        #expect(config["min_mireds"] as? Int == 153 && config["max_mireds"] as? Int == 454)
+        #expect(config["brightness_command_topic"] == nil && config["state_value_template"] == nil, "no default-schema keys")
+        let state = ExportFixtures.json(try #require(out[topics.state(slug)]))
+        #expect(state["state"] as? String == "OFF")
+        #expect(state["brightness"] as? Int == 127)
+        #expect(state["color_mode"] as? String == "xy")
+        #expect(state["color_temp"] as? Int == 250)
+        let color = try #require(state["color"] as? [String: Any])
+        #expect(color["x"] as? Double == 0.3052 && color["y"] as? Double == 0.3204)
+    }
+
+    @Test(arguments: [
+        (#"{"state":"ON","color_temp":300}"#, [
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on),
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: ColorControlTrait.identifier,
+                command: ColorControlTrait.Command.moveToColorTemperature,
+                arguments: ["ColorTemperatureMireds": 300, "TransitionTime": 0, "OptionsMask": 0, "OptionsOverride": 0]),
+        ]),
+        (#"{"state":"ON","color":{"h":180,"s":50},"transition":1.5}"#, [
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on),
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: ColorControlTrait.identifier,
+                command: ColorControlTrait.Command.moveToHueAndSaturation,
+                arguments: ["Hue": 127, "Saturation": 127, "TransitionTime": 15, "OptionsMask": 0, "OptionsOverride": 0]),
+        ]),
+        (#"{"state":"ON","brightness":255,"color":{"x":0.5,"y":0.25}}"#, [
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: LevelControlTrait.identifier,
+                command: LevelControlTrait.Command.moveToLevelWithOnOff, arguments: ["Level": 254, "TransitionTime": .null, "OptionsMask": 0, "OptionsOverride": 0]),
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: ColorControlTrait.identifier,
+                command: ColorControlTrait.Command.moveToColor, arguments: ["ColorX": 32768, "ColorY": 16384, "TransitionTime": 0, "OptionsMask": 0, "OptionsOverride": 0]),
+        ]),
+        (#"{"state":"OFF","color_temp":300}"#, [
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.off)
+        ]),
+        (#"{"brightness":0}"#, [
+            CommandRequest(device: "gpio:bulb", deviceType: ExtendedColorLightDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.off)
+        ]),
+    ])
+    func colourLightCommandsBecomeCoreCommandsInOrder(payload: String, expected: [CommandRequest]) {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        let effects = m.message(topic: topics.command(ExportTopics.slug("gpio:bulb"), "light"), payload: Array(payload.utf8), retained: false)
+        #expect(effects == expected.map { .invoke($0) })
+    }
+
+    @Test func aReadOnlyExportHasNoCommandTopicsAndRefusesCommands() throws {
+        let (core, _) = ExportFixtures.core()
+        var m = ExportStateMachine(mapper: ExportMapper(topics: topics))
+        let readOnly = ExposurePolicy(includeSensitive: true, allowControl: false)
+        _ = m.devices(ExportPolicyHelper.exposed(core, policy: readOnly))
+        m.allowControl(false)
+        _ = m.devices(ExportPolicyHelper.exposed(core, policy: readOnly))
+        let out = published(m.connectedToBroker())
+        let configs = out.filter { $0.key.hasSuffix("/config") }
+        #expect(configs.count > 5)
+        for (topic, payload) in configs {
+            #expect(!String(decoding: payload, as: UTF8.self).contains("command_topic"), "\(topic) advertises a command topic")
+            #expect(!topic.hasPrefix("homeassistant/switch/") && !topic.hasPrefix("homeassistant/light/") && !topic.hasPrefix("homeassistant/lock/"), "\(topic)")
+        }
+        let relay = ExportFixtures.json(try #require(out[topics.config("binary_sensor", "\(ExportTopics.slug("gpio:relay"))_onoff")]))
+        #expect(relay["device_class"] as? String == "power" && relay["value_template"] as? String == "{{ value_json.state }}")
+        let bulb = ExportFixtures.json(try #require(out[topics.config("binary_sensor", "\(ExportTopics.slug("gpio:bulb"))_light")]))
+        #expect(bulb["device_class"] as? String == "light")
+        #expect(out[topics.config("sensor", "\(ExportTopics.slug("gpio:bulb"))_brightness")] != nil)
+        let lock = ExportFixtures.json(try #require(out[topics.config("binary_sensor", "\(ExportTopics.slug("gpio:lock"))_lock")]))
+        #expect(lock["device_class"] as? String == "lock" && lock["payload_on"] as? String == "UNLOCKED")
+        for (slug, what, payload) in [("gpio:relay", "onoff", "ON"), ("gpio:bulb", "light", #"{"state":"ON"}"#), ("gpio:lock", "lock", "UNLOCK")] {
+            let effects = m.message(topic: topics.command(ExportTopics.slug(DeviceID(rawValue: slug)), what), payload: Array(payload.utf8), retained: false)
+            if case .refused(_, let reason)? = effects.first { #expect(reason.contains("read only")) } else { Issue.record("\(slug) not refused: \(effects)") }
+        }
+        #expect(m.refusedCount == 3)
+
+        // Control allowed again: the switch config returns and the binary sensor's is cleared.
+        m.allowControl(true)
+        let back = m.devices(ExportPolicyHelper.exposed(core, policy: ExposurePolicy(includeSensitive: true)))
+        let relaySlug = ExportTopics.slug("gpio:relay")
+        #expect(back.contains(.publish(topic: topics.config("binary_sensor", "\(relaySlug)_onoff"), payload: [], retain: true)))
+        #expect(back.contains { if case .publish(let t, let p, _) = $0 { t == topics.config("switch", "\(relaySlug)_onoff") && !p.isEmpty } else { false } })
     }
 
     @Test func buttonsGetDeviceTriggersAndEventsGoToTheActionTopic() throws {
@@ -86,6 +177,8 @@ import Testing
         #expect(trigger["type"] as? String == "button_short_press")
         #expect(trigger["subtype"] as? String == "button_1")
         #expect(trigger["topic"] as? String == topics.action(slug))
+        // HA's device trigger schema: no entity keys (unique_id, name, state, availability).
+        #expect(Set(trigger.keys) == ["automation_type", "type", "subtype", "topic", "payload", "device", "origin"])
         let press = DeviceEvent(
             device: "gpio:button", deviceType: GenericSwitchDeviceType.identifier, trait: SwitchTrait.identifier, event: SwitchTrait.Event.shortRelease,
             fields: ["PreviousPosition": 1], timestampNanoseconds: 0)
@@ -144,18 +237,21 @@ import Testing
     @Test func brightnessCommandsScaleTo254() {
         var (m, _) = machine()
         _ = m.connectedToBroker()
-        let effects = m.message(topic: topics.command(ExportTopics.slug("gpio:lamp"), "brightness"), payload: Array("255".utf8), retained: false)
-        guard case .invoke(let r)? = effects.first else { Issue.record("\(effects)"); return }
+        let effects = m.message(topic: topics.command(ExportTopics.slug("gpio:lamp"), "light"), payload: Array(#"{"state":"ON","brightness":255}"#.utf8), retained: false)
+        guard case .invoke(let r)? = effects.first, effects.count == 1 else { Issue.record("\(effects)"); return }
         #expect(r.trait == LevelControlTrait.identifier && r.arguments["Level"] == .int(254))
     }
 
     @Test(arguments: [
-        ("onoff", "MAYBE"), ("onoff", ""), ("brightness", "256"), ("brightness", "-1"), ("brightness", "12.5"), ("colour", "red"),
+        ("onoff", "MAYBE"), ("onoff", ""), ("light", #"{"brightness":256}"#), ("light", #"{"brightness":-1}"#), ("light", #"{"brightness":12.5}"#),
+        ("light", "ON"), ("light", "[1]"), ("light", #"{"state":"MAYBE"}"#), ("light", #"{"color_temp":300}"#), ("light", #"{"color":{"h":10,"s":5}}"#),
+        ("light", #"{"effect":"colorloop"}"#), ("light", "{}"), ("light", #"{"brightness":true}"#), ("colour", "red"),
     ])
     func badPayloadsAreRefusedAndCounted(what: String, payload: String) {
         var (m, _) = machine()
         _ = m.connectedToBroker()
-        let slug = ExportTopics.slug(what == "brightness" ? "gpio:lamp" : "gpio:relay")
+        // The lamp is dimmable only: colour commands are refused for it.
+        let slug = ExportTopics.slug(what == "light" ? "gpio:lamp" : "gpio:relay")
         let effects = m.message(topic: topics.command(slug, what), payload: Array(payload.utf8), retained: false)
         #expect(effects.count == 1)
         if case .refused = effects.first {} else { Issue.record("not refused: \(effects)") }
@@ -190,14 +286,15 @@ import Testing
         _ = m.connectedToBroker()
         var rng = SplitMix(seed: 0x5EED_0019)
         let slugs = [ExportTopics.slug("gpio:relay"), ExportTopics.slug("gpio:lamp"), "nope", "", "+", "#", String(repeating: "a", count: 300)]
-        let whats = ["onoff", "brightness", "set", "", "onoff/set", "\u{0}"]
+        let whats = ["onoff", "light", "set", "", "onoff/set", "\u{0}"]
         let valid: Set<String> = ["ON", "OFF", "TOGGLE"]
         var commandTopicMessages = 0
         var invokes = 0
-        for _ in 0..<5000 {
+        for _ in 0..<20000 {
             let length = Int(rng.next() % 80)
             var payload = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            if rng.next() % 4 == 0 { payload = Array(["ON", "off", "255", "0", "1e9", "-0", "NaN", "ON\u{0}", "{\"state\":\"ON\"}"][Int(rng.next() % 9)].utf8) }
+            let samples = ["ON", "off", "255", "0", "1e9", "-0", "NaN", "ON\u{0}", "{\"state\":\"ON\"}", "{\"brightness\":99}", "{\"state\":\"OFF\",\"x\":1}", "{\"brightness\":1e999}"]
+            if rng.next() % 4 == 0 { payload = Array(samples[Int(rng.next() % UInt64(samples.count))].utf8) }
             let slug = slugs[Int(rng.next() % UInt64(slugs.count))]
             let what = whats[Int(rng.next() % UInt64(whats.count))]
             let topic = "hearth/hearth_a/\(slug)/\(what)/set"
@@ -206,24 +303,26 @@ import Testing
             let effects = m.message(topic: topic, payload: payload, retained: rng.next() % 2 == 0)
             if isCommandTopic {
                 commandTopicMessages += 1
-                #expect(effects.count == 1)
+                #expect(!effects.isEmpty)
                 if case .invoke(let r)? = effects.first {
                     invokes += 1
+                    #expect(effects.allSatisfy { if case .invoke = $0 { true } else { false } })
                     let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                    if r.trait == OnOffTrait.identifier && what == "onoff" {
-                        #expect(valid.contains(text.uppercased()))
+                    if what == "onoff" {
+                        #expect(r.trait == OnOffTrait.identifier && valid.contains(text.uppercased()))
                     } else {
-                        #expect(Int(text).map { (0...255).contains($0) } == true)
+                        #expect(what == "light" && text.hasPrefix("{"), "\(text)")
                     }
                     #expect(m.refusedCount == before)
                 } else {
+                    #expect(effects.count == 1)
                     #expect(m.refusedCount == before + 1)
                 }
             } else {
                 #expect(effects.isEmpty)
             }
         }
-        #expect(commandTopicMessages > 500 && invokes > 10, "the generator reaches both sides (\(commandTopicMessages), \(invokes))")
+        #expect(commandTopicMessages > 2000 && invokes > 20, "the generator reaches both sides (\(commandTopicMessages), \(invokes))")
     }
 }
 

@@ -89,6 +89,26 @@ import Testing
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+        // A's colour bulb arrives as an Extended Color Light with its mireds range; B sets its
+        // colour temperature and brightness, and A's hardware gets Color Control commands.
+        let bulb = try #require(try await within(30, "A's bulb on B") { await Self.discovered(coreB, named: "Bulb") })
+        let bulbColor = bulb.type(ExtendedColorLightDeviceType.identifier)?.traits[ColorControlTrait.identifier]
+        #expect(bulbColor?[ColorControlTrait.Attribute.colorTempPhysicalMinMireds] == .int(153))
+        #expect(bulbColor?[ColorControlTrait.Attribute.colorTempPhysicalMaxMireds] == .int(454))
+        try homeB.commission(bulb.id, name: "Bulb", structure: structure)
+        _ = try await homeB.invoke(CommandRequest(
+            device: bulb.id, deviceType: ExtendedColorLightDeviceType.identifier, trait: ColorControlTrait.identifier,
+            command: ColorControlTrait.Command.moveToColorTemperature,
+            arguments: ["ColorTemperatureMireds": 400, "TransitionTime": 0, "OptionsMask": 0, "OptionsOverride": 0]))
+        try await within(20, "A's bulb at 400 mireds, and B sees it") {
+            while coreA.state.devices["gpio:bulb"]?.types[0].traits[ColorControlTrait.identifier]?[ColorControlTrait.Attribute.colorTemperatureMireds] != .int(400)
+                || coreB.state.devices[bulb.id]?.type(ExtendedColorLightDeviceType.identifier)?.traits[ColorControlTrait.identifier]?[
+                    ColorControlTrait.Attribute.colorTemperatureMireds] != .int(400)
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
         // A never imported itself.
         #expect(coreA.state.devices.keys.allSatisfy { $0.pluginID == "gpio" })
 

@@ -3,6 +3,7 @@ import Foundation
 import HashTreeCollections
 import HomeCore
 import HomeModel
+import Logging
 @testable import MQTTExport
 import Synchronization
 import TestSupport
@@ -61,9 +62,127 @@ final class Watcher: Sendable {
 @Suite(.serialized) struct MQTTExporterTests {
     let topics = ExportFixtures.topics
 
-    func start(_ core: HomeCore, settings: ExposureSettings, port: Int) -> (MQTTExporter, Task<Void, any Error>) {
-        let exporter = MQTTExporter(core: core, settings: settings, configuration: .init(port: port, nodeID: "hearth_a"))
+    func start(_ core: HomeCore, settings: ExposureSettings, port: Int, logger: Logger = Logger(label: "test.export")) -> (MQTTExporter, Task<Void, any Error>) {
+        let exporter = MQTTExporter(core: core, settings: settings, configuration: .init(port: port, nodeID: "hearth_a"), logger: logger)
         return (exporter, Task { try await exporter.run() })
+    }
+
+    @Test func aColourLightIsControlledWithHomeAssistantsJSONCommands() async throws {
+        let broker = try await MosquittoBroker()
+        defer { broker.stop() }
+        let (core, driver) = ExportFixtures.core()
+        core.setCommandHandler(FakeOutputs(context: driver), for: "gpio")
+        let settings = try ExposureSettings(store: nil)
+        let watcher = try await Watcher(port: broker.port, subscribe: ["homeassistant/#", "hearth/#"])
+        defer { watcher.stop() }
+        let (exporter, run) = start(core, settings: settings, port: broker.port)
+        defer { run.cancel() }
+        let bulb = ExportTopics.slug("gpio:bulb")
+        let config = topics.config("light", "\(bulb)_light")
+        try await within(20, "the bulb's config") { await watcher.until { $0[config] != nil } }
+        #expect(watcher.json(config)["supported_color_modes"] as? [String] == ["color_temp", "hs", "xy"])
+        #expect(watcher.json(config)["min_mireds"] as? Int == 153)
+        func state() -> [String: Any] { watcher.json(topics.state(bulb)) }
+
+        // What HA sends for a colour temperature: on, then the temperature, back as state in mireds.
+        try await broker.mosquittoPub(topics.command(bulb, "light"), #"{"state":"ON","color_temp":370}"#)
+        try await within(20, "the bulb on at 370 mireds") {
+            await watcher.until { s in
+                let j = ExportFixtures.json(s[self.topics.state(bulb)] ?? [])
+                return j["state"] as? String == "ON" && j["color_mode"] as? String == "color_temp" && j["color_temp"] as? Int == 370
+            }
+        }
+        // Hue and saturation (HA: degrees and percent; Matter: 0…254).
+        try await broker.mosquittoPub(topics.command(bulb, "light"), #"{"state":"ON","color":{"h":180,"s":100}}"#)
+        try await within(20, "hs colour") {
+            await watcher.until { s in ExportFixtures.json(s[self.topics.state(bulb)] ?? [])["color_mode"] as? String == "hs" }
+        }
+        let hs = try #require(state()["color"] as? [String: Any])
+        #expect(hs["h"] as? Double == 180.0 && hs["s"] as? Double == 100.0, "\(hs)")
+        #expect(core.state.devices["gpio:bulb"]?.types[0].traits[ColorControlTrait.identifier]?[ColorControlTrait.Attribute.currentHue] == .int(127))
+        // xy and brightness together.
+        try await broker.mosquittoPub(topics.command(bulb, "light"), #"{"state":"ON","brightness":255,"color":{"x":0.7,"y":0.3}}"#)
+        try await within(20, "xy colour at brightness 255") {
+            await watcher.until { s in
+                let j = ExportFixtures.json(s[self.topics.state(bulb)] ?? [])
+                return j["color_mode"] as? String == "xy" && j["brightness"] as? Int == 255
+            }
+        }
+        let xy = try #require(state()["color"] as? [String: Any])
+        #expect(xy["x"] as? Double == 0.7 && xy["y"] as? Double == 0.3, "\(xy)")
+        // A colour the light has no mode for, and a broken one: refused and counted, nothing sent.
+        let lamp = ExportTopics.slug("gpio:lamp")
+        try await broker.mosquittoPub(topics.command(lamp, "light"), #"{"state":"ON","color_temp":300}"#)
+        try await broker.mosquittoPub(topics.command(bulb, "light"), #"{"state":"ON","color":{"r":1}"#)
+        try await within(20, "two refusals") { while exporter.refusedCommands < 2 { try await Task.sleep(for: .milliseconds(20)) } }
+        #expect(exporter.failedCommands == 0)
+    }
+
+    @Test func aReadOnlyExportAdvertisesNoCommandTopicsAndRefusesCommands() async throws {
+        let broker = try await MosquittoBroker()
+        defer { broker.stop() }
+        let (core, driver) = ExportFixtures.core()
+        core.setCommandHandler(FakeOutputs(context: driver), for: "gpio")
+        let settings = try ExposureSettings(configured: ExposurePolicy(allowControl: false), store: nil)
+        let watcher = try await Watcher(port: broker.port, subscribe: ["homeassistant/#", "hearth/#"])
+        defer { watcher.stop() }
+        let (exporter, run) = start(core, settings: settings, port: broker.port)
+        defer { run.cancel() }
+        let relay = ExportTopics.slug("gpio:relay")
+        let sensorConfig = topics.config("binary_sensor", "\(relay)_onoff")
+        let bulbConfig = topics.config("binary_sensor", "\(ExportTopics.slug("gpio:bulb"))_light")
+        try await within(20, "the relay and bulb as binary sensors") { await watcher.until { $0[sensorConfig] != nil && $0[bulbConfig] != nil } }
+        let configs = watcher.seen.m.withLock { $0.filter { $0.key.hasSuffix("/config") && !$0.value.isEmpty } }
+        #expect(configs.count > 5)
+        for (topic, payload) in configs {
+            #expect(!String(decoding: payload, as: UTF8.self).contains("command_topic"), "\(topic) advertises a command topic")
+        }
+        #expect(!configs.keys.contains { $0.hasPrefix("homeassistant/switch/") || $0.hasPrefix("homeassistant/light/") })
+        // Commands sent anyway are refused by the exporter and counted; the relay stays off.
+        try await broker.mosquittoPub(topics.command(relay, "onoff"), "ON")
+        try await broker.mosquittoPub(topics.command(ExportTopics.slug("gpio:bulb"), "light"), #"{"state":"ON"}"#)
+        try await within(20, "two refusals") { while exporter.refusedCommands < 2 { try await Task.sleep(for: .milliseconds(20)) } }
+        #expect(core.state.devices["gpio:relay"]?.types[0].traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == .bool(false))
+
+        // An admin allows control: the switch comes back and the binary sensor's config is cleared.
+        try settings.update(ExposurePolicy(), by: Principal(id: "user:admin", role: .admin))
+        let switchConfig = topics.config("switch", "\(relay)_onoff")
+        try await within(20, "the switch back, the sensor cleared") { await watcher.until { $0[switchConfig] != nil && $0[sensorConfig] == [] } }
+        try await broker.mosquittoPub(topics.command(relay, "onoff"), "ON")
+        try await within(20, "the relay reports ON") {
+            await watcher.until { ExportFixtures.json($0[self.topics.state(relay)] ?? [])["state"] as? String == "ON" }
+        }
+    }
+
+    @Test func aBrokerThatStartsLateGetsEverythingOnceItIsUp() async throws {
+        let port = try MosquittoBroker.freeLoopbackPort()
+        let (core, _) = ExportFixtures.core()
+        let settings = try ExposureSettings(store: nil)
+        let log = LogCapture()
+        let (_, run) = start(core, settings: settings, port: port, logger: Logger(label: "test.export") { _ in log })
+        defer { run.cancel() }
+        // The exporter has tried and failed (nothing listens yet), and said so.
+        try await within(20, "the exporter's first attempt failed") {
+            while !log.contains("cannot be reached") { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let broker = try await MosquittoBroker(port: port)
+        defer { broker.stop() }
+        let watcher = try await Watcher(port: broker.port, subscribe: ["homeassistant/#", "hearth/#"])
+        defer { watcher.stop() }
+        let relayConfig = topics.config("switch", "\(ExportTopics.slug("gpio:relay"))_onoff")
+        let thermo = ExportTopics.slug("gpio:thermo")
+        // The exporter retries with backoff (1 s, doubling, at most 30 s).
+        do {
+            try await within(40, "every config, state and the bridge online after the broker came up") {
+                await watcher.until {
+                    $0[relayConfig] != nil && $0[self.topics.state(thermo)] != nil && $0[self.topics.bridgeAvailability] == Array("online".utf8)
+                }
+            }
+        } catch {
+            Issue.record("the exporter said: \(log.lines.withLock { $0.joined(separator: "\n") })")
+            throw error
+        }
+        #expect(log.contains("connected to the MQTT broker"))
     }
 
     @Test func exportsControlsAndCleansUpThroughARealBroker() async throws {
@@ -148,11 +267,11 @@ final class Watcher: Sendable {
             await watcher.until { $0[relayConfig] == [] && $0.keys.contains { $0.hasPrefix("hearth/hearth_a/\(lock)/") } }
         }
         #expect(exporter.exportedDevices.contains("gpio:lock"))
-        // Read-only: a command for the lamp is refused by the core (the door's grant).
+        // Read-only: a command for the lamp is refused by the exporter (and the door's grant would refuse it too).
         let lamp = ExportTopics.slug("gpio:lamp")
-        try await broker.mosquittoPub(topics.command(lamp, "onoff"), "OFF")
+        try await broker.mosquittoPub(topics.command(lamp, "light"), #"{"state":"OFF"}"#)
         try await within(20, "the refusal counted") {
-            while exporter.failedCommands < 1 { try await Task.sleep(for: .milliseconds(20)) }
+            while exporter.refusedCommands < 1 { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(core.state.devices["gpio:lamp"]?.types[0].traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == .bool(true))
     }
@@ -176,4 +295,26 @@ final class Watcher: Sendable {
         defer { watcher.stop() }
         try await within(30, "the relay's config after the restart") { await watcher.until { $0[relayConfig] != nil } }
     }
+}
+
+/// A log handler that keeps every message (to wait for what the exporter says).
+final class LogCapture: LogHandler, @unchecked Sendable {
+    // @unchecked: the only state is the Mutex; metadata and level are fixed.
+    let lines = Mutex<[String]>([])
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    subscript(metadataKey _: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        lines.withLock { $0.append("\(message) \(metadata ?? [:])") }
+    }
+    func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
 }

@@ -5,7 +5,8 @@ Starts a real mosquitto and a real hearthd (simulated GPIO chip, the MQTT plugin
 loopback ports in a temporary folder, then drives the page: first-start setup, the home view,
 a relay toggled from the page and its state read back from the simulated chip, a button press
 seen in the events feed, an MQTT device commissioned after the naming rules refused a first
-name, and a member refused a layout change. Saves screenshots to .build/web-screenshots/ (or
+name, the exposure view (what leaves the house through MQTT export) edited and reset with the
+broker's retained discovery configs following, and a member refused a layout change. Saves screenshots to .build/web-screenshots/ (or
 $HEARTH_SCREENSHOTS, e.g. docs/screenshots to regenerate the committed ones: scripts/update-screenshots).
 
 Run through scripts/test-web (it builds first and skips when Chromium is missing).
@@ -96,6 +97,8 @@ plugins:
 server:
   listen: 127.0.0.1:{self.api_port}
   stateDirectory: {self.dir}/state
+exposure:
+  mqtt: {{ broker: 127.0.0.1:{self.mqtt_port}, nodeID: hearth_web }}
 """)
         self.spawn([os.path.join(BUILD, "hearthd"), "--config", config, "--plugins", plugins], "hearthd.log")
         wait_until("hearthd's API", lambda: http(self.base, "GET", "/health") == {"status": "ok"})
@@ -120,6 +123,12 @@ server:
     def publish(self, topic, payload):
         subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.mqtt_port), "-r", "-t", topic, "-m", payload], check=True)
 
+    def retained(self, topic):
+        """The retained payload on `topic`, or None when there is none (mosquitto_sub waits 1 s)."""
+        r = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(self.mqtt_port), "-t", topic, "-C", "1", "-W", "1"],
+                           capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else None
+
     def stop(self):
         for p in reversed(self.procs):
             p.terminate()
@@ -137,6 +146,17 @@ server:
             if os.path.exists(path):
                 print(f"----- {log} (last 40 lines)", file=sys.stderr)
                 print("".join(open(path).readlines()[-40:]), file=sys.stderr)
+
+
+def slug(device_id):
+    """MQTT export's topic-safe name for a device ID (ExportTopics.slug: FNV-1a of the raw ID when cleaned)."""
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in device_id)
+    if cleaned == device_id:
+        return cleaned
+    h = 2166136261
+    for b in device_id.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return f"{cleaned}_{h:08x}"
 
 
 def browser():
@@ -325,7 +345,43 @@ def main():
         text_in("#plugins-body", "running")
         shot("plugins.png")
 
-        # 7. A member is refused a layout change, politely.
+        # 7. The exposure view: what leaves the house through MQTT export. Exclude the doorbell
+        #    and make the export read only; the broker's retained configs follow, then reset.
+        lamp_slug = slug("gpio:hall-lamp")
+        light_config = f"homeassistant/light/hearth_web/{lamp_slug}_light/config"
+        sensor_config = f"homeassistant/binary_sensor/hearth_web/{lamp_slug}_light/config"
+        config = json.loads(wait_until("the lamp's light config on the broker", lambda: h.retained(light_config)))
+        assert config["schema"] == "json" and "command_topic" in config, config
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="exposure"]').click()
+        text_in('#exposure-body [data-device="gpio:hall-lamp"]', "exposed")
+        text_in("#exposure-body .hint", "Doors on: mqtt")
+        form = driver.find_element(By.ID, "exposure-form")
+        form.find_element(By.NAME, "excludedDevices").send_keys("gpio:doorbell")
+        control = form.find_element(By.NAME, "allowControl")
+        assert control.is_selected()
+        control.click()
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        text_in("#toast", "Saved")
+        text_in('#exposure-body [data-device="gpio:doorbell"]', "excluded")
+        text_in("#exposure-body .hint", "an admin's edit")
+        assert not driver.find_element(By.CSS_SELECTOR, "#exposure-form [name=allowControl]").is_selected()
+        shot("exposure.png")
+        token = driver.execute_script("return localStorage.getItem('hearth.token')")
+        saved = http(h.base, "GET", "/exposure", token=token)
+        assert saved["source"] == "admin" and saved["policy"]["excludedDevices"] == ["gpio:doorbell"], saved
+        assert saved["policy"]["allowControl"] is False, saved
+        sensor = json.loads(wait_until("the lamp as a read-only binary sensor", lambda: h.retained(sensor_config)))
+        assert "command_topic" not in sensor and sensor["device_class"] == "light", sensor
+        wait_until("the light config cleared", lambda: h.retained(light_config) is None)
+        print("ok: the exposure view excluded the doorbell and made the export read only; the broker followed")
+        driver.find_element(By.XPATH, '//form[@id="exposure-form"]//button[text()="Reset to hearth.yaml"]').click()
+        text_in("#toast", "Back to hearth.yaml's policy")
+        text_in("#exposure-body .hint", "Policy from hearth.yaml")
+        text_in('#exposure-body [data-device="gpio:doorbell"]', "exposed")
+        wait_until("the light config back", lambda: h.retained(light_config))
+        print("ok: reset to hearth.yaml's policy from the page; the lamp is a controllable light again")
+
+        # 8. A member is refused a layout change, politely.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")
         http(h.base, "POST", "/users", {"username": "mia", "password": "member password 1", "role": "member"}, token=admin)
         driver.find_element(By.ID, "signout").click()
@@ -348,7 +404,7 @@ def main():
         assert "Garage" not in [s["name"] for s in http(h.base, "GET", "/structures", token=admin)]
         print("ok: the member is refused the layout change and nothing changed")
 
-        # 8. The phone-sized home view.
+        # 9. The phone-sized home view.
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
         driver.set_window_size(390, 844)
         css(lamp)
