@@ -54,7 +54,20 @@ extension Home {
 
     // MARK: Users
 
-    public func users() async throws(HomeError) -> [WireUser] { try await connection.send("GET", "users") }
+    /// The people of the home (HomeKit's users): `list()`, and `batched()` / `stream()` to see
+    /// users added and removed as it happens. Admins and members; names and roles only, never
+    /// credentials. Apps get `permissionDenied`.
+    public func users() -> RemoteQuery<WireUser> {
+        RemoteQuery(home: self, path: "users", query: SubscriptionQuery.users) { set in
+            guard case .users(let u) = set else { return [] }
+            return u
+        } element: { e in
+            guard case .user(let u) = e else { return nil }
+            return u
+        } decode: {
+            try HearthConnection.decoder.decode([WireUser].self, from: $0)
+        }
+    }
 
     public func addUser(_ username: String, password: String, role: WireRole) async throws(HomeError) -> WireUser {
         try await connection.send("POST", "users", body: UserRequest(username: username, password: password, role: role))

@@ -67,6 +67,8 @@ public struct HearthServer: Service {
     let exposure: ExposureSettings?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
+    /// Wakes `users` subscriptions when users are added or removed.
+    let userChanges = UserFeed()
 
     /// How many WebSockets are open now (each carries any number of subscriptions).
     public var openWebSocketCount: Int { sockets.count }

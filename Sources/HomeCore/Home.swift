@@ -52,6 +52,15 @@ public struct Home: HomeBackend {
         core.subscribeEvents(device: device, trait: trait, home: self)
     }
 
+    /// `permissionDenied` once this session's access has been revoked; nil while it is live.
+    /// A subscription that ended says this as its failure (publishers complete with it).
+    public var revocation: HomeError? {
+        core.isRevoked(principal) ? .permissionDenied("this session's access was revoked") : nil
+    }
+
+    /// What a subscription of this session reports as its failure when it ends.
+    var ending: @Sendable () -> HomeError? { { [self] in revocation } }
+
     // MARK: - HomeBackend
 
     public func deviceUpdates(_ id: DeviceID) -> AsyncStream<DeviceSnapshot> {

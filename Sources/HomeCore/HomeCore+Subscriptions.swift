@@ -77,7 +77,7 @@ extension HomeCore {
             let state = self.state
             channel.push(HomeSet(storage: storage(kind, state, principal, as: Element.self), version: state.version, backend: home), version: state.version)
         }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 
     /// How many diffs a `stream()` subscriber may fall behind before it gets a fresh snapshot.
@@ -115,7 +115,7 @@ extension HomeCore {
             finish: { channel.finish() })
         box.id = register(observer)
         if box.id == nil { channel.finish() } else { channel.requestResync() }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 
     func diff<Element: HomeElement>(
@@ -194,7 +194,7 @@ extension HomeCore {
         } else {
             channel.push(HomeDevice(snapshot: view!, backend: home), version: state.version)
         }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 
     /// How many events one subscriber may fall behind before the oldest are dropped (and counted).
@@ -221,7 +221,7 @@ extension HomeCore {
             finish: { channel.finish() })
         box.id = register(observer, events: true)
         if box.id == nil { channel.finish() }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 }
 
@@ -258,7 +258,7 @@ extension HomeCore {
             _ = feed.record(all, gone: [], version: state.version)
         })
         if box.id == nil { feed.finish() }
-        return Updates(feed)
+        return Updates(feed, ending: home.ending)
     }
 
     func subscribeChanges(home: Home) -> Updates<ChangeRecord> {
@@ -268,7 +268,7 @@ extension HomeCore {
         })
         guard home.principal.role == .admin else {
             channel.finish()
-            return Updates(channel)
+            return Updates(channel, ending: home.ending)
         }
         let observer = Observer(
             session: home.principal.sessionID, device: nil,
@@ -279,7 +279,7 @@ extension HomeCore {
             finish: { channel.finish() })
         box.id = register(observer, audit: true)
         if box.id == nil { channel.finish() }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 }
 

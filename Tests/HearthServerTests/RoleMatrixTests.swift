@@ -51,8 +51,8 @@ import Testing
         }
     }
 
-    @Test func member_reads_observes_andControls() async throws {
-        try await TestHome.inProcess { home in
+    @Test(.timeLimit(.minutes(1))) func member_reads_observes_andControls() async throws {
+        try await TestHome.with { home in
             let member = try home.memberToken()
             let devices = try await home.call("GET", "devices", token: member)
             #expect(devices.status == 200)
@@ -70,6 +70,19 @@ import Testing
             let onOff = lamp.json["types"]?.listValue?.first?["traits"]?.listValue?.first { $0["id"] == 6 }?["attributes"]?.listValue?.first
             #expect(onOff?["value"] == .bool(true))
             #expect(onOff?["name"] == "onOff")
+
+            // Observes: a live subscription over the WebSocket sees the next toggle.
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"lamp","query":"device","device":"test:lamp"}"#)
+                let first = try await socket.next("device", "error", "end")
+                #expect(first?["type"] == "device", "\(String(describing: first))")
+                let toggled = try await home.call(
+                    "POST", "commands", token: member, body: #"{"device":"test:lamp","type":"OnOffLight","trait":"OnOff","command":"toggle"}"#)
+                #expect(toggled.status == 200, "\(toggled.text)")
+                let next = try await socket.next("device", "error", "end")
+                let value = next?["device"]?["types"]?.listValue?.first?["traits"]?.listValue?.first { $0["id"] == 6 }?["attributes"]?.listValue?.first?["value"]
+                #expect(value == .bool(false), "the member's subscription sees the lamp go off: \(String(describing: next))")
+            }
         }
     }
 
