@@ -91,11 +91,13 @@ extension Home {
     /// Approves an app's request with the device types chosen (nil: what it asked for) and
     /// whether sensitive devices (locks, garage doors, alarms) are included.
     public func approve(
-        request id: String, deviceTypes: [IDRef]? = nil, includeSensitive: Bool = false, canControl: Bool = true
+        request id: String, deviceTypes: [IDRef]? = nil, includeSensitive: Bool = false, canControl: Bool = true,
+        sensitiveDevices: [DeviceID]? = nil
     ) async throws(HomeError) -> WireAppRequest {
         try await connection.send(
             "POST", "apps/requests/\(segment(id))/approve",
-            body: ApproveRequest(deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl))
+            body: ApproveRequest(
+                deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl, sensitiveDevices: sensitiveDevices))
     }
 
     public func deny(request id: String) async throws(HomeError) -> WireAppRequest {

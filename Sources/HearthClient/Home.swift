@@ -38,11 +38,13 @@ public struct Home: HomeBackend {
     /// waits (long polls) until an admin approves, stores the token it gets.
     ///
     /// - Parameters:
+    ///   - configuration: how the app wants its operations checked (kept with its grant).
     ///   - onPending: called once with the request ID to show the user ("ask an admin to approve …").
     ///   - maxWait: how long to wait for the admin in all.
     /// - Throws: `permissionDenied` when the admin denies; `timeout` after `maxWait`.
     public static func connect(
-        url: URL, appName: String, deviceTypes: [DeviceTypeID] = [], store: (any SessionStore)? = nil, maxWait: Duration = .seconds(600),
+        url: URL, appName: String, deviceTypes: [DeviceTypeID] = [], configuration: HomeClientConfiguration = .init(),
+        store: (any SessionStore)? = nil, maxWait: Duration = .seconds(600),
         onPending: @Sendable (PendingConsent) async -> Void = { _ in }
     ) async throws(HomeError) -> Home {
         let anonymous = HearthConnection(baseURL: url, token: nil)
@@ -56,7 +58,8 @@ public struct Home: HomeBackend {
             let remaining = clock.now.duration(to: deadline)
             let wait = min(Int(remaining.components.seconds), 30)
             let (data, status) = try await anonymous.raw(
-                "POST", "apps/requests/\(segment(request.id))/claim", body: ClaimRequest(secret: secret, waitSeconds: max(wait, 0)))
+                "POST", "apps/requests/\(segment(request.id))/claim", body: ClaimRequest(
+                    secret: secret, waitSeconds: max(wait, 0), strictOperationValidation: configuration.strictOperationValidation))
             guard status == 200 else {
                 if wait <= 0 { break }
                 continue
@@ -315,4 +318,14 @@ public struct Home: HomeBackend {
         try await connection.send(
             "POST", "attributes", body: WriteWireRequest(device: device, type: type, trait: trait, attribute: attribute, value: value))
     }
+}
+
+/// What an app chooses when it connects (Google Home APIs `HomeClientConfiguration`).
+public struct HomeClientConfiguration: Sendable, Hashable {
+    /// true: a command or write the catalogue says the device cannot take is refused before it
+    /// reaches a driver (`unsupportedOperation`, `invalidArgument`); false: it is sent, and the
+    /// driver's refusal comes back as `driverError`. nil: hearthd's `core.strictOperationValidation`.
+    public var strictOperationValidation: Bool?
+
+    public init(strictOperationValidation: Bool? = nil) { self.strictOperationValidation = strictOperationValidation }
 }

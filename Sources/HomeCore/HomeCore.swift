@@ -311,6 +311,12 @@ public final class HomeCore: Sendable {
         for f in finishers { f() }
     }
 
+    /// Whether `principal`'s operations are checked against the catalogue before they reach a
+    /// driver: the app's own choice (``GrantScope/strictOperationValidation``), else the daemon's.
+    public func isStrict(for principal: Principal) -> Bool {
+        principal.scope?.strictOperationValidation ?? strictOperationValidation
+    }
+
     func isRevoked(_ principal: Principal) -> Bool {
         guard let s = principal.sessionID else { return false }
         return inner.withLock { $0.revoked.contains(s) }

@@ -34,11 +34,13 @@ struct GrantsCommand: AsyncParsableCommand {
         @Option(name: .customLong("device-type"), help: "A device type to allow (name or 0x… ID); repeat. Default: what the app asked for.")
         var deviceTypes: [String] = []
         @Flag(help: "Include sensitive devices (locks, garage doors, alarms).") var includeSensitive = false
+        @Option(name: .customLong("sensitive-device"), help: "One sensitive device to show the app (ID, e.g. mqtt:front-door-lock); repeat.")
+        var sensitiveDevices: [String] = []
         @Flag(help: "Read and observe only, no commands.") var readOnly = false
         func run() async throws {
             let r = try await options.home().approve(
                 request: request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
-                canControl: !readOnly)
+                canControl: !readOnly, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) })
             try options.output(r, "Approved '\(r.appName)' (\(r.id)); the app collects its token now.")
         }
     }

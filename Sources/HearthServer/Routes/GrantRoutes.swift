@@ -39,10 +39,12 @@ struct GrantRoutes {
             let wait = min(Duration.seconds(max(0, body.waitSeconds ?? 0)), server.configuration.maxConsentWait)
             var issued: IssuedToken?
             try await server.consent.wait(for: id, timeout: wait) {
-                issued = try server.access.claimToken(requestID: id, secret: body.secret)
+                issued = try server.access.claimToken(requestID: id, secret: body.secret, strictOperationValidation: body.strictOperationValidation)
                 return issued != nil
             }
-            if issued == nil { issued = try server.access.claimToken(requestID: id, secret: body.secret) }
+            if issued == nil {
+                issued = try server.access.claimToken(requestID: id, secret: body.secret, strictOperationValidation: body.strictOperationValidation)
+            }
             let r = try server.access.appRequest(id: id)
             guard let issued else { return APIResponse.json(r.wire(), status: .accepted) }
             return APIResponse.json(r.wire(token: issued), status: .ok)
@@ -72,7 +74,9 @@ struct GrantRoutes {
             } else {
                 types = current.requestedDeviceTypes.isEmpty ? nil : Set(current.requestedDeviceTypes)
             }
-            let scope = GrantScope(deviceTypes: types, includeSensitive: body.includeSensitive ?? false, canControl: body.canControl ?? true)
+            let scope = GrantScope(
+                deviceTypes: types, includeSensitive: body.includeSensitive ?? false, canControl: body.canControl ?? true,
+                sensitiveDevices: body.sensitiveDevices.map(Set.init))
             let r = try server.access.approve(requestID: id, scope: scope, by: admin.principal.id)
             server.consent.notify(id)
             server.logger.notice("app request approved", metadata: ["app": "\(r.appName)", "request": "\(id)", "by": "\(admin.principal.id)"])
