@@ -72,7 +72,8 @@ final class WebSocketMux: Sendable {
         }
         let resyncs: SubscriptionQuery? =
             switch query {
-            case .devices(.stream), .discovered(.stream), .rooms(.stream), .structures(.stream), .deviceUpdates, .deviceDeltas: query
+            case .devices(.stream), .discovered(.stream), .rooms(.stream), .structures(.stream), .users(.stream), .deviceUpdates, .deviceDeltas:
+                query
             default: nil
             }
         let (key, wireID, socket, open) = state.withLock { s -> (Int, String, Socket, (number: Int, outbox: AsyncStream<WSClientMessage>)?) in

@@ -115,8 +115,9 @@ where Base.Element: Sendable {
             drain()
             if Task.isCancelled { return }
         }
-        let reason = thrown ?? failure()
-        withState { $0.completion = reason.map { .failure($0) } ?? .finished }
+        let completion: Subscribers.Completion<HomeError>
+        if let reason = thrown ?? failure() { completion = .failure(reason) } else { completion = .finished }
+        withState { $0.completion = completion }
         drain()
     }
 

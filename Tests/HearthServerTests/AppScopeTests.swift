@@ -38,7 +38,7 @@ import Testing
                 _ = try await strictApp.command(device: TestHome.lamp, type: .name("OnOffLight"), trait: .name("OnOff"), command: .number(unknown.rawValue))
                 Issue.record("a strict app's unknown command must be refused")
             } catch {
-                #expect(error.code == .unsupportedOperation)
+                #expect((error as? HomeError)?.code == .unsupportedOperation)
             }
             #expect(server.driver.seen.withLock { $0.isEmpty }, "nothing reached the driver")
             // Lenient: sent; the driver's refusal comes back as driverError.
@@ -46,7 +46,7 @@ import Testing
                 _ = try await lenientApp.command(device: TestHome.lamp, type: .name("OnOffLight"), trait: .name("OnOff"), command: .number(unknown.rawValue))
                 Issue.record("the driver refuses an unknown command")
             } catch {
-                #expect(error.code == .driverError)
+                #expect((error as? HomeError)?.code == .driverError)
             }
             #expect(server.driver.seen.withLock { $0.map(\.command) } == [unknown])
         }

@@ -12,7 +12,7 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Runs a child process; its output arrives line by line.
-    final class Child: Sendable {
+    final class Child {
         let process: Process
         let lines: AsyncStream<String>
 

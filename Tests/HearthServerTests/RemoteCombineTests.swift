@@ -131,7 +131,7 @@ import Testing
                 while try await iterator.next() != nil {}
                 Issue.record("the sequence ended without an error")
             } catch {
-                #expect(error.code == .permissionDenied)
+                #expect((error as? HomeError)?.code == .permissionDenied)
             }
             #expect(sequence.failure?.code == .permissionDenied)
             #expect(home.revocation?.code == .permissionDenied)
