@@ -100,6 +100,17 @@ extension Home {
                 deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl, sensitiveDevices: sensitiveDevices))
     }
 
+    /// Changes a live grant: what is left nil keeps its value. The app's open subscriptions
+    /// follow at once (devices leaving its scope vanish from its sets).
+    public func editGrant(
+        _ id: String, deviceTypes: [IDRef]? = nil, includeSensitive: Bool? = nil, canControl: Bool? = nil, sensitiveDevices: [DeviceID]? = nil
+    ) async throws(HomeError) -> WireGrant {
+        try await connection.send(
+            "PATCH", "grants/\(segment(id))",
+            body: ApproveRequest(
+                deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl, sensitiveDevices: sensitiveDevices))
+    }
+
     public func deny(request id: String) async throws(HomeError) -> WireAppRequest {
         try await connection.send("POST", "apps/requests/\(segment(id))/deny", body: nil as String?)
     }

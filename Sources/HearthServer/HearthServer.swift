@@ -118,6 +118,13 @@ public struct HearthServer: Service {
         return revoked
     }
 
+    /// Changes a live grant's scope; its open subscriptions follow at once.
+    func updateGrant(_ tokenID: String, scope: GrantScope) throws(HomeError) {
+        try access.updateGrant(id: tokenID, scope: scope)
+        guard let stored = try access.grants(includeRevoked: false).first(where: { $0.id == tokenID }) else { return }
+        core.updateScope(session: tokenID, to: stored.scope)
+    }
+
     func endSession(_ tokenID: String, reason: String) {
         core.revoke(session: tokenID)
         sockets.close(session: tokenID, reason: .permissionDenied(reason))

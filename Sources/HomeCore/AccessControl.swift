@@ -69,6 +69,8 @@ public protocol AccessControl: Sendable {
     func claimToken(requestID: String, secret: String, strictOperationValidation: Bool?) throws(HomeError) -> IssuedToken?
     /// App grants (issued tokens), newest first.
     func grants(includeRevoked: Bool) throws(HomeError) -> [AppGrant]
+    /// An admin changes a live grant's scope; `notFound` when it is unknown or revoked.
+    func updateGrant(id: String, scope: GrantScope) throws(HomeError)
 
     // MARK: Health
 

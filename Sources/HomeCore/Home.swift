@@ -255,7 +255,7 @@ extension HomeCore {
         guard let device = visible(.devices, state.devices[id], principal)
             ?? (principal.role == .admin ? state.devices[id] : nil)
         else { throw .notFound("no device \(id)") }
-        if let scope = principal.scope, !scope.canControl {
+        if let scope = scoped(principal).scope, !scope.canControl {
             throw .permissionDenied("this app's grant allows reading only")
         }
         guard let t = device.type(type) else {

@@ -304,6 +304,18 @@ public final class AccessStore: AccessControl {
     ///
     /// - Returns: false when it was unknown or already revoked.
     @discardableResult
+    /// An admin changes a live app grant's scope (the app keeps its validation mode).
+    public func updateGrant(id: String, scope: GrantScope) throws(HomeError) {
+        try write { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT scope FROM access_tokens WHERE id = ? AND kind = 'app' AND revoked_at IS NULL", arguments: [id])
+            else { throw HomeError.notFound("no live grant \(id)") }
+            var scope = scope
+            scope.strictOperationValidation = try Self.decodeScope(row["scope"])?.strictOperationValidation
+            try db.execute(sql: "UPDATE access_tokens SET scope = ? WHERE id = ?", arguments: [try Self.encodeJSON(scope), id])
+        }
+    }
+
     public func revokeToken(id: String) throws(HomeError) -> Bool {
         try write { db in
             try db.execute(

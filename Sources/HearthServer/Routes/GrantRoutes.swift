@@ -92,6 +92,28 @@ struct GrantRoutes {
         routes.get("grants") { _, _ in
             APIResponse.json(try server.access.grants(includeRevoked: false).map(\.wire))
         }
+        // An admin edits a live grant: fields left out keep their value.
+        routes.patch("grants/:id") { request, context in
+            let admin = try context.requireSession()
+            let id = try context.parameter("id")
+            let body = try await request.decodeStrict(ApproveRequest.self, limit: limit)
+            guard let current = try server.access.grants(includeRevoked: false).first(where: { $0.id == id }) else {
+                throw HomeError.notFound("no live grant \(id)")
+            }
+            var scope = current.scope
+            if let chosen = body.deviceTypes {
+                scope.deviceTypes = Set(try chosen.map { ref throws(HomeError) in try catalog.resolveDeviceType(ref) })
+            }
+            if let v = body.includeSensitive { scope.includeSensitive = v }
+            if let v = body.canControl { scope.canControl = v }
+            if let v = body.sensitiveDevices { scope.sensitiveDevices = Set(v) }
+            try server.updateGrant(id, scope: scope)
+            server.logger.notice("grant changed", metadata: ["grant": "\(id)", "by": "\(admin.principal.id)"])
+            guard let updated = try server.access.grants(includeRevoked: false).first(where: { $0.id == id }) else {
+                throw HomeError.notFound("no live grant \(id)")
+            }
+            return APIResponse.json(updated.wire)
+        }
         routes.delete("grants/:id") { _, context in
             let admin = try context.requireSession()
             let id = try context.parameter("id")
