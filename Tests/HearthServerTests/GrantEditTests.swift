@@ -54,7 +54,8 @@ import Testing
             var batched = app.devices().batched().makeAsyncIterator()
             #expect(await batched.next()?.map(\.id) == [TestHome.lamp])
 
-            let edit = try await cli.run(["grants", "edit", grant.id, "--device-type", "ContactSensor", "--sensitive-device", "test:lock"])
+            let edit = try await cli.run(
+                ["grants", "edit", grant.id, "--device-type", "ContactSensor", "--device-type", "DoorLock", "--sensitive-device", "test:lock"])
             #expect(edit.status == 0, "\(edit.output)")
             #expect(await batched.next()?.map(\.id) == [TestHome.contact, TestHome.lock])
             let listed = try await cli.run(["grants", "--json"])
