@@ -1,3 +1,4 @@
+import Foundation
 public import HearthAPI
 public import HomeModel
 

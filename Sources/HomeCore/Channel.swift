@@ -254,7 +254,9 @@ public struct ThrowingUpdates<Element: Sendable>: AsyncSequence, Sendable {
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(HomeError) -> Element? {
-            try await next()
+            if let e = await base.next(isolation: actor) { return e }
+            if let failure = ending() { throw failure }
+            return nil
         }
     }
 

@@ -1,9 +1,11 @@
+import DriverAPI
 import Foundation
 import HearthAPI
 import HearthClient
 import HomeCore
 import HomeModel
 import HomeStorage
+import Synchronization
 import Testing
 
 /// What an app chooses at connect time (its validation mode) and what an admin chooses at

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAPI
 import HearthClient
+import HearthServer
 import HomeCore
 import HomeModel
 import HomeStorage

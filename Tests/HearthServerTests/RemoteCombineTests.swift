@@ -108,7 +108,7 @@ import Testing
                 record(home.device(id: TestHome.lamp), into: &cancellables) { $0.name },
                 record(lamp.types.subscribe(OnOffLightDeviceType.self), into: &cancellables) { _ in "light" },
             ]
-            let sequence = home.devices().batched()
+            let sequence: RemoteUpdates<[HomeDevice]> = home.devices().batched()
             var iterator = sequence.throwing().makeAsyncIterator()
             for s in streams {
                 var it = s.makeAsyncIterator()

@@ -1,16 +1,17 @@
 import HomeCombine
 import HomeModel
 import OpenCombine
-import Synchronization
 import Testing
 
 /// ``AsyncSequencePublisher`` under demand a subscriber controls.
 @Suite(.timeLimit(.minutes(1))) struct AsyncSequencePublisherTests {
     /// A subscriber that asks for one element at a time when told to, and reports what it gets.
-    final class Probe: Subscriber, Sendable {
+    // `subscription` is set once, synchronously inside `subscribe(_:)`, before the test reads
+    // it; everything else is immutable or a stream continuation.
+    final class Probe: Subscriber, @unchecked Sendable {
         typealias Input = Int
         typealias Failure = HomeError
-        let subscription = Mutex<(any Subscription)?>(nil)
+        var subscription: (any Subscription)?
         let events: AsyncStream<String>
         let sink: AsyncStream<String>.Continuation
         let combineIdentifier = CombineIdentifier()
@@ -18,7 +19,7 @@ import Testing
         init() { (events, sink) = AsyncStream<String>.makeStream() }
 
         func receive(subscription: any Subscription) {
-            self.subscription.withLock { $0 = subscription }
+            self.subscription = subscription
             sink.yield("subscribed")
         }
         func receive(_ input: Int) -> Subscribers.Demand {
@@ -31,7 +32,7 @@ import Testing
             case .failure(let e): sink.yield("failure \(e.code)")
             }
         }
-        func request(_ n: Int) { subscription.withLock { $0 }?.request(.max(n)) }
+        func request(_ n: Int) { subscription?.request(.max(n)) }
     }
 
     @Test func pendingValueAndCompletion_waitForDemand_thenBothArrive() async {

@@ -74,7 +74,7 @@ import Testing
 
     @Test func revoking_endsSequences_thatSayWhy() async throws {
         let home = member("s2")
-        let updates = home.devices().batched()
+        let updates: Updates<HomeSet<HomeDevice>> = home.devices().batched()
         var it = updates.throwing().makeAsyncIterator()
         #expect(try await it.next()?.count == 1)
         core.revoke(session: "s2")

@@ -89,8 +89,8 @@ public struct DeviceTypeMetadata: Hashable, Sendable {
 /// A typed view of a trait. Standard traits are generated (``OnOffTrait``); a vendor defines
 /// its own under its namespace and reads it with `deviceType.traits[Vendor.SomeTrait.self]`.
 ///
-/// Two views are equal when they show the same state of the same device type of the same
-/// device, so `.compactMap { $0.matterTraits.onOffTrait }.removeDuplicates()` works.
+/// Two views are equal when they show the same state, so
+/// `.compactMap { $0.matterTraits.onOffTrait }.removeDuplicates()` works.
 public protocol Trait: Sendable, Equatable {
     /// The trait (cluster) ID.
     static var identifier: TraitID { get }
@@ -100,10 +100,9 @@ public protocol Trait: Sendable, Equatable {
 }
 
 extension Trait {
-    /// Equal state on the same device and device type (the backend is not compared).
-    public static func == (a: Self, b: Self) -> Bool {
-        a.state == b.state && a.binding.device == b.binding.device && a.binding.deviceType == b.binding.deviceType
-    }
+    /// Equal state (attributes, connectivity): what `removeDuplicates()` on one device's
+    /// trait needs. Where the trait sits is not compared; compare device types for that.
+    public static func == (a: Self, b: Self) -> Bool { a.state == b.state }
 
     public var metadata: TraitMetadata { TraitMetadata(sourceConnectivity: state.sourceConnectivity) }
 }
