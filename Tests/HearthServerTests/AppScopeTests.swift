@@ -13,9 +13,8 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct AppScopeTests {
     /// Connects an app with `configuration`; the admin approves with `approval`.
     func connect(
-        _ server: TestHome, _ name: String, configuration: HomeClientConfiguration = .init(), approval: String = "{}"
+        _ server: TestHome, admin: String, _ name: String, configuration: HomeClientConfiguration = .init(), approval: String = "{}"
     ) async throws -> HearthClient.Home {
-        let admin = try server.adminToken()
         let (pending, pendingSink) = AsyncStream<HearthClient.Home.PendingConsent>.makeStream()
         async let connected = HearthClient.Home.connect(url: server.baseURL, appName: name, configuration: configuration) { p in
             pendingSink.yield(p)
@@ -29,8 +28,9 @@ import Testing
 
     @Test func validationMode_isTheAppsChoice_defaultingToTheDaemons() async throws {
         try await TestHome.with(strict: true) { server in
-            let strictApp = try await connect(server, "Strict")
-            let lenientApp = try await connect(server, "Lenient", configuration: .init(strictOperationValidation: false))
+            let admin = try server.adminToken()
+            let strictApp = try await connect(server, admin: admin, "Strict")
+            let lenientApp = try await connect(server, admin: admin, "Lenient", configuration: .init(strictOperationValidation: false))
             #expect(try await strictApp.me().scope?.strictOperationValidation == nil)
             #expect(try await lenientApp.me().scope?.strictOperationValidation == false)
 
@@ -56,9 +56,10 @@ import Testing
 
     @Test func sensitiveDevices_areChosenOneByOne_atConsent() async throws {
         try await TestHome.with { server in
-            let without = try await connect(server, "Plain")
+            let admin = try server.adminToken()
+            let without = try await connect(server, admin: admin, "Plain")
             #expect(try await without.devices().list().map(\.id).contains(TestHome.lock) == false)
-            let chosen = try await connect(server, "Door Panel", approval: #"{"sensitiveDevices":["test:lock"]}"#)
+            let chosen = try await connect(server, admin: admin, "Door Panel", approval: #"{"sensitiveDevices":["test:lock"]}"#)
             #expect(try await chosen.devices().list().map(\.id) == [TestHome.contact, TestHome.lamp, TestHome.lock])
             #expect(try await chosen.me().scope?.sensitiveDevices == [TestHome.lock])
             #expect(try await chosen.me().scope?.includeSensitive == false)

@@ -53,8 +53,7 @@ import Testing
             #expect(await types.next() == "value 1")
 
             // Over the network, device(id:) is live: a rename comes through.
-            let admin = try await HearthClient.Home.setup(
-                url: server.baseURL, code: try #require(try server.access.bootstrap()), password: "correct horse")
+            let admin = HearthClient.Home(connection: HearthConnection(baseURL: server.baseURL, token: try server.adminToken()))
             let renamed = try await admin.currentDevice(id: TestHome.lamp).setName("Reading Lamp")
             #expect(renamed.name == "Reading Lamp")
             #expect(await name.next() == "value Reading Lamp")
@@ -87,8 +86,7 @@ import Testing
             #expect(await s.next() == "value Home")
             #expect(await r.next() == #"value snapshot ["Living Room"]"#)
 
-            let admin = try await HearthClient.Home.setup(
-                url: server.baseURL, code: try #require(try server.access.bootstrap()), password: "correct horse")
+            let admin = HearthClient.Home(connection: HearthConnection(baseURL: server.baseURL, token: try server.adminToken()))
             _ = try await admin.createRoom(named: "Kitchen", in: TestHome.structure)
             #expect(await r.next() == "value added Kitchen")
             _ = try await admin.renameStructure(TestHome.structure, to: "Cottage")

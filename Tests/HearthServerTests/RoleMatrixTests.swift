@@ -28,7 +28,6 @@ import Testing
             name: "commission device", method: "POST", path: "devices/test:new-plug/commission",
             body: #"{"name":"Desk Plug","structure":"structure-home","room":"room-home-living-room"}"#),
         Operation(name: "decommission device", method: "POST", path: "devices/test:door/decommission", body: nil),
-        Operation(name: "list users", method: "GET", path: "users", body: nil),
         Operation(name: "add user", method: "POST", path: "users", body: #"{"username":"noah","password":"long enough","role":"member"}"#),
         Operation(name: "list app requests", method: "GET", path: "apps/requests", body: nil),
         Operation(name: "list grants", method: "GET", path: "grants", body: nil),
