@@ -31,6 +31,7 @@ import Testing
 
     @Test func deviceAndTraitPublishers_areLive_andRemoveDuplicates() async throws {
         try await TestHome.with { server in
+            let adminToken = try server.adminToken()
             _ = try server.memberToken()
             let home = try await HearthClient.Home.signIn(url: server.baseURL, username: "mia", password: "member password")
             let lamp = try await home.currentDevice(id: TestHome.lamp)
@@ -53,7 +54,7 @@ import Testing
             #expect(await types.next() == "value 1")
 
             // Over the network, device(id:) is live: a rename comes through.
-            let admin = HearthClient.Home(connection: HearthConnection(baseURL: server.baseURL, token: try server.adminToken()))
+            let admin = HearthClient.Home(connection: HearthConnection(baseURL: server.baseURL, token: adminToken))
             let renamed = try await admin.currentDevice(id: TestHome.lamp).setName("Reading Lamp")
             #expect(renamed.name == "Reading Lamp")
             #expect(await name.next() == "value Reading Lamp")
@@ -66,6 +67,7 @@ import Testing
 
     @Test func batchedAndStreamPublishers_overTheNetwork() async throws {
         try await TestHome.with { server in
+            let adminToken = try server.adminToken()
             _ = try server.memberToken()
             let home = try await HearthClient.Home.signIn(url: server.baseURL, username: "mia", password: "member password")
             var cancellables = Set<AnyCancellable>()
@@ -86,7 +88,7 @@ import Testing
             #expect(await s.next() == "value Home")
             #expect(await r.next() == #"value snapshot ["Living Room"]"#)
 
-            let admin = HearthClient.Home(connection: HearthConnection(baseURL: server.baseURL, token: try server.adminToken()))
+            let admin = HearthClient.Home(connection: HearthConnection(baseURL: server.baseURL, token: adminToken))
             _ = try await admin.createRoom(named: "Kitchen", in: TestHome.structure)
             #expect(await r.next() == "value added Kitchen")
             _ = try await admin.renameStructure(TestHome.structure, to: "Cottage")
