@@ -11,9 +11,9 @@ import HomeCombine
 import HomeModel
 import OpenCombine
 
+/// One line on standard output, unbuffered (the tests read it as it comes).
 func say(_ line: String) {
-    print(line)
-    fflush(stdout)
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 /// The first element of `stream` within `seconds`; the app fails when none comes.
