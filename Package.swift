@@ -19,6 +19,9 @@ let package = Package(
     products: [
         .executable(name: "hearthd", targets: ["hearthd"]),
         .executable(name: "hearth", targets: ["hearth"]),
+        // For apps: the `Home` API over the network, and publishers over it (Examples/SeedApp).
+        .library(name: "HearthClient", targets: ["HearthClient"]),
+        .library(name: "HomeCombine", targets: ["HomeCombine"]),
         // Test helper: commits layout edits in a loop (the kill -9 test kills it mid-burst).
         .executable(name: "hearth-storage-stress", targets: ["hearth-storage-stress"]),
         // Benchmark: what the SQLite store costs the core (prints figures).
@@ -81,10 +84,10 @@ let package = Package(
             name: "HomeAutomation",
             dependencies: ["HomeCore", pluginKit, logging, .product(name: "HashTreeCollections", package: "swift-collections")],
             swiftSettings: settings),
-        // The core's queries and subscriptions as OpenCombine publishers.
+        // The core's and the network client's queries and subscriptions as OpenCombine publishers.
         .target(
             name: "HomeCombine",
-            dependencies: ["HomeCore", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
+            dependencies: ["HomeCore", "HearthClient", pluginKit, .product(name: "OpenCombine", package: "OpenCombine")],
             swiftSettings: settings),
         // Layout, device registry, users, tokens, app consent requests and grants in SQLite.
         .target(
@@ -323,7 +326,8 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", "HomeAutomation", pluginKit, driverTesting, grdb, logging,
+                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", "HomeAutomation", "HomeCombine", pluginKit, driverTesting, grdb, logging,
+                .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -30,6 +30,8 @@ public enum SubscriptionQuery: Hashable, Sendable {
     case deviceDeltas
     /// Device events (button presses, alarms), optionally of one device and trait.
     case events(device: DeviceID?, trait: IDRef?)
+    /// The people of the home (admins and members; names and roles, never credentials).
+    case users(SubscriptionMode)
 
     /// The query's name on the wire.
     public var name: Name {
@@ -42,11 +44,12 @@ public enum SubscriptionQuery: Hashable, Sendable {
         case .deviceUpdates: .deviceUpdates
         case .deviceDeltas: .deviceDeltas
         case .events: .events
+        case .users: .users
         }
     }
 
     public enum Name: String, WireEnum {
-        case devices, discovered, rooms, structures, device, deviceUpdates, deviceDeltas, events
+        case devices, discovered, rooms, structures, device, deviceUpdates, deviceDeltas, events, users
         public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
     }
 }
@@ -103,6 +106,7 @@ public enum WSClientMessage: Hashable, Sendable, Codable {
             case .device: query = .device(try c.decode(DeviceID.self, forKey: .device))
             case .deviceUpdates: query = .deviceUpdates
             case .deviceDeltas: query = .deviceDeltas
+            case .users: query = .users(mode)
             case .events:
                 query = .events(device: try c.decodeIfPresent(DeviceID.self, forKey: .device), trait: try c.decodeIfPresent(IDRef.self, forKey: .trait))
             }
@@ -117,7 +121,7 @@ public enum WSClientMessage: Hashable, Sendable, Codable {
         guard case .subscribe(_, let query) = self else { return }
         try c.encode(query.name, forKey: .query)
         switch query {
-        case .devices(let m), .discovered(let m), .rooms(let m), .structures(let m): try c.encode(m, forKey: .mode)
+        case .devices(let m), .discovered(let m), .rooms(let m), .structures(let m), .users(let m): try c.encode(m, forKey: .mode)
         case .device(let d): try c.encode(d, forKey: .device)
         case .events(let d, let t):
             try c.encodeIfPresent(d, forKey: .device)
@@ -143,6 +147,7 @@ public enum SetElement: Hashable, Sendable {
     case device(WireDevice)
     case room(RoomSnapshot)
     case structure(StructureSnapshot)
+    case user(WireUser)
 }
 
 /// A whole set at a version.
@@ -150,6 +155,7 @@ public enum SetSnapshot: Hashable, Sendable {
     case devices([WireDevice])
     case rooms([RoomSnapshot])
     case structures([StructureSnapshot])
+    case users([WireUser])
 }
 
 /// What changed on one device: the attributes with their new values, or the whole device
@@ -217,6 +223,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case type, id, version, devices, rooms, structures, device, room, structure, key, event, changes, reason, message, error
+        case users, user
     }
 
     public var kind: Kind {
@@ -261,6 +268,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
             case .devices(let d): try c.encode(d, forKey: .devices)
             case .rooms(let r): try c.encode(r, forKey: .rooms)
             case .structures(let s): try c.encode(s, forKey: .structures)
+            case .users(let u): try c.encode(u, forKey: .users)
             }
         case .added(_, let e), .updated(_, let e): try Self.encode(e, in: &c)
         case .removed(_, let key): try c.encode(key, forKey: .key)
@@ -284,6 +292,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
         case .device(let d): try c.encode(d, forKey: .device)
         case .room(let r): try c.encode(r, forKey: .room)
         case .structure(let s): try c.encode(s, forKey: .structure)
+        case .user(let u): try c.encode(u, forKey: .user)
         }
     }
 
@@ -294,6 +303,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
         func element() throws -> SetElement {
             if let d = try c.decodeIfPresent(WireDevice.self, forKey: .device) { return .device(d) }
             if let r = try c.decodeIfPresent(RoomSnapshot.self, forKey: .room) { return .room(r) }
+            if let u = try c.decodeIfPresent(WireUser.self, forKey: .user) { return .user(u) }
             return .structure(try c.decode(StructureSnapshot.self, forKey: .structure))
         }
         switch kind {
@@ -306,6 +316,8 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
                 set = .devices(d)
             } else if let r = try c.decodeIfPresent([RoomSnapshot].self, forKey: .rooms) {
                 set = .rooms(r)
+            } else if let u = try c.decodeIfPresent([WireUser].self, forKey: .users) {
+                set = .users(u)
             } else {
                 set = .structures(try c.decode([StructureSnapshot].self, forKey: .structures))
             }

@@ -224,15 +224,18 @@ public struct AppAccessRequest: WireRequest {
 
 /// An admin's decision on an app request: which device types, sensitive devices or not.
 public struct ApproveRequest: WireRequest {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case deviceTypes, includeSensitive, canControl }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case deviceTypes, includeSensitive, canControl, sensitiveDevices }
     /// nil: the types the app asked for (all, if it asked for none).
     public let deviceTypes: [IDRef]?
     public let includeSensitive: Bool?
     public let canControl: Bool?
-    public init(deviceTypes: [IDRef]? = nil, includeSensitive: Bool? = nil, canControl: Bool? = nil) {
+    /// Sensitive devices (locks, garage doors, alarms) the admin lets the app see, one by one.
+    public let sensitiveDevices: [DeviceID]?
+    public init(deviceTypes: [IDRef]? = nil, includeSensitive: Bool? = nil, canControl: Bool? = nil, sensitiveDevices: [DeviceID]? = nil) {
         self.deviceTypes = deviceTypes
         self.includeSensitive = includeSensitive
         self.canControl = canControl
+        self.sensitiveDevices = sensitiveDevices
     }
 }
 
@@ -256,10 +259,19 @@ public struct WireScope: Hashable, Codable, Sendable {
     public let deviceTypes: [DeviceTypeID]?
     public let includeSensitive: Bool
     public let canControl: Bool
-    public init(deviceTypes: [DeviceTypeID]?, includeSensitive: Bool, canControl: Bool) {
+    /// Sensitive devices chosen one by one (absent: none).
+    public let sensitiveDevices: [DeviceID]?
+    /// The app's validation mode (absent: the daemon's setting).
+    public let strictOperationValidation: Bool?
+    public init(
+        deviceTypes: [DeviceTypeID]?, includeSensitive: Bool, canControl: Bool, sensitiveDevices: [DeviceID]? = nil,
+        strictOperationValidation: Bool? = nil
+    ) {
         self.deviceTypes = deviceTypes
         self.includeSensitive = includeSensitive
         self.canControl = canControl
+        self.sensitiveDevices = sensitiveDevices
+        self.strictOperationValidation = strictOperationValidation
     }
 }
 
@@ -396,12 +408,18 @@ public struct WirePlugin: Codable, Sendable, Hashable {
 
 /// `POST /apps/requests/{id}/claim`: the app collects its token, waiting up to `waitSeconds`.
 public struct ClaimRequest: WireRequest {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case secret, waitSeconds }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case secret, waitSeconds, strictOperationValidation }
     public let secret: String
     public let waitSeconds: Int?
-    public init(secret: String, waitSeconds: Int? = nil) {
+    /// The app's choice (Google Home APIs `HomeClientConfiguration.strictOperationValidation`):
+    /// true refuses an operation the catalogue says the device cannot take before it reaches a
+    /// driver; false sends it and reports the driver's refusal as `driverError`. Absent: the
+    /// daemon's `core.strictOperationValidation`.
+    public let strictOperationValidation: Bool?
+    public init(secret: String, waitSeconds: Int? = nil, strictOperationValidation: Bool? = nil) {
         self.secret = secret
         self.waitSeconds = waitSeconds
+        self.strictOperationValidation = strictOperationValidation
     }
 }
 

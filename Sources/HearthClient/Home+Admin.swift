@@ -1,3 +1,4 @@
+import Foundation
 public import HearthAPI
 public import HomeModel
 
@@ -54,7 +55,20 @@ extension Home {
 
     // MARK: Users
 
-    public func users() async throws(HomeError) -> [WireUser] { try await connection.send("GET", "users") }
+    /// The people of the home (HomeKit's users): `list()`, and `batched()` / `stream()` to see
+    /// users added and removed as it happens. Admins and members; names and roles only, never
+    /// credentials. Apps get `permissionDenied`.
+    public func users() -> RemoteQuery<WireUser> {
+        RemoteQuery(home: self, path: "users", query: SubscriptionQuery.users) { set in
+            guard case .users(let u) = set else { return [] }
+            return u
+        } element: { e in
+            guard case .user(let u) = e else { return nil }
+            return u
+        } decode: {
+            try HearthConnection.decoder.decode([WireUser].self, from: $0)
+        }
+    }
 
     public func addUser(_ username: String, password: String, role: WireRole) async throws(HomeError) -> WireUser {
         try await connection.send("POST", "users", body: UserRequest(username: username, password: password, role: role))
@@ -78,11 +92,24 @@ extension Home {
     /// Approves an app's request with the device types chosen (nil: what it asked for) and
     /// whether sensitive devices (locks, garage doors, alarms) are included.
     public func approve(
-        request id: String, deviceTypes: [IDRef]? = nil, includeSensitive: Bool = false, canControl: Bool = true
+        request id: String, deviceTypes: [IDRef]? = nil, includeSensitive: Bool = false, canControl: Bool = true,
+        sensitiveDevices: [DeviceID]? = nil
     ) async throws(HomeError) -> WireAppRequest {
         try await connection.send(
             "POST", "apps/requests/\(segment(id))/approve",
-            body: ApproveRequest(deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl))
+            body: ApproveRequest(
+                deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl, sensitiveDevices: sensitiveDevices))
+    }
+
+    /// Changes a live grant: what is left nil keeps its value. The app's open subscriptions
+    /// follow at once (devices leaving its scope vanish from its sets).
+    public func editGrant(
+        _ id: String, deviceTypes: [IDRef]? = nil, includeSensitive: Bool? = nil, canControl: Bool? = nil, sensitiveDevices: [DeviceID]? = nil
+    ) async throws(HomeError) -> WireGrant {
+        try await connection.send(
+            "PATCH", "grants/\(segment(id))",
+            body: ApproveRequest(
+                deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl, sensitiveDevices: sensitiveDevices))
     }
 
     public func deny(request id: String) async throws(HomeError) -> WireAppRequest {

@@ -38,11 +38,13 @@ public struct Home: HomeBackend {
     /// waits (long polls) until an admin approves, stores the token it gets.
     ///
     /// - Parameters:
+    ///   - configuration: how the app wants its operations checked (kept with its grant).
     ///   - onPending: called once with the request ID to show the user ("ask an admin to approve …").
     ///   - maxWait: how long to wait for the admin in all.
     /// - Throws: `permissionDenied` when the admin denies; `timeout` after `maxWait`.
     public static func connect(
-        url: URL, appName: String, deviceTypes: [DeviceTypeID] = [], store: (any SessionStore)? = nil, maxWait: Duration = .seconds(600),
+        url: URL, appName: String, deviceTypes: [DeviceTypeID] = [], configuration: HomeClientConfiguration = .init(),
+        store: (any SessionStore)? = nil, maxWait: Duration = .seconds(600),
         onPending: @Sendable (PendingConsent) async -> Void = { _ in }
     ) async throws(HomeError) -> Home {
         let anonymous = HearthConnection(baseURL: url, token: nil)
@@ -56,7 +58,8 @@ public struct Home: HomeBackend {
             let remaining = clock.now.duration(to: deadline)
             let wait = min(Int(remaining.components.seconds), 30)
             let (data, status) = try await anonymous.raw(
-                "POST", "apps/requests/\(segment(request.id))/claim", body: ClaimRequest(secret: secret, waitSeconds: max(wait, 0)))
+                "POST", "apps/requests/\(segment(request.id))/claim", body: ClaimRequest(
+                    secret: secret, waitSeconds: max(wait, 0), strictOperationValidation: configuration.strictOperationValidation))
             guard status == 200 else {
                 if wait <= 0 { break }
                 continue
@@ -184,16 +187,18 @@ public struct Home: HomeBackend {
     }
 
     /// One device now, or `notFound`.
-    public func device(id: DeviceID) async throws(HomeError) -> HomeDevice {
+    public func currentDevice(id: DeviceID) async throws(HomeError) -> HomeDevice {
         let d: WireDevice = try await connection.send("GET", "devices/\(segment(id.rawValue))")
         return HomeDevice(snapshot: d.snapshot, backend: self)
     }
 
-    /// The device now and on every change; ends when it is removed or hidden, or the session is revoked.
-    public func deviceUpdates(id: DeviceID) -> AsyncStream<HomeDevice> {
+    /// The device now and on every change (as in the seed: `home.device(id:)` is live); ends
+    /// when it is removed or hidden, or the session is revoked (then ``RemoteUpdates/failure``
+    /// is `permissionDenied`).
+    public func device(id: DeviceID) -> RemoteUpdates<HomeDevice> {
         let messages = WebSocketFeed.messages(
             connection, subscribe: .subscribe(id: "device", .device(id)), buffer: 1)
-        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+        return RemoteUpdates(AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await m in messages {
                     guard case .device(_, let d) = m else { break }
@@ -202,17 +207,20 @@ public struct Home: HomeBackend {
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
-        }
+        }, ending: ending)
     }
+
+    /// The device now and on every change: the same as ``device(id:)``.
+    public func deviceUpdates(id: DeviceID) -> RemoteUpdates<HomeDevice> { device(id: id) }
 
     /// Live state for every visible device through one subscription (`deviceUpdates`): first
     /// every commissioned device, then the devices whose state changed since the previous
     /// element, each in its newest state. Removals and new devices come through ``devices()``.
     /// A consumer that falls far behind is resubscribed and gets every device again.
-    public func changedDevices() -> AsyncStream<[HomeDevice]> {
+    public func changedDevices() -> RemoteUpdates<[HomeDevice]> {
         let messages = WebSocketFeed.messages(
             connection, subscribe: .subscribe(id: "tiles", .deviceUpdates), buffer: 256)
-        return AsyncStream { continuation in
+        return RemoteUpdates(AsyncStream { continuation in
             let task = Task {
                 for await m in messages {
                     guard case .changed(_, _, let devices) = m else { break }
@@ -221,16 +229,16 @@ public struct Home: HomeBackend {
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
-        }
+        }, ending: ending)
     }
 
     /// Device events (button presses, alarms), optionally of one device and trait; never coalesced.
-    public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> AsyncStream<DeviceEvent> {
+    public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> RemoteUpdates<DeviceEvent> {
         let messages = WebSocketFeed.messages(
             connection,
             subscribe: .subscribe(id: "events", .events(device: device, trait: trait.map { .number($0.rawValue) })),
             buffer: 4096)
-        return AsyncStream { continuation in
+        return RemoteUpdates(AsyncStream { continuation in
             let task = Task {
                 for await m in messages {
                     guard case .event(_, let e) = m else { break }
@@ -239,7 +247,7 @@ public struct Home: HomeBackend {
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
-        }
+        }, ending: ending)
     }
 
     /// The raw messages of one subscription (what `hearth watch` prints), until it ends.
@@ -247,12 +255,20 @@ public struct Home: HomeBackend {
         let streams: Bool
         switch subscribe {
         case .subscribe(_, .devices(.stream)), .subscribe(_, .discovered(.stream)), .subscribe(_, .rooms(.stream)),
-            .subscribe(_, .structures(.stream)), .subscribe(_, .events), .subscribe(_, .deviceDeltas):
+            .subscribe(_, .structures(.stream)), .subscribe(_, .users(.stream)), .subscribe(_, .events), .subscribe(_, .deviceDeltas):
             streams = true
         default: streams = false
         }
         return WebSocketFeed.messages(connection, subscribe: subscribe, buffer: streams ? 4096 : 1)
     }
+
+    /// `permissionDenied` once hearthd ended this session's subscriptions because its access was
+    /// revoked; nil while it is live. A remote sequence or publisher that ended says this as
+    /// its failure.
+    public var revocation: HomeError? { connection.sockets.revocation }
+
+    /// What a subscription of this session reports as its failure when it ends.
+    var ending: @Sendable () -> HomeError? { { [connection] in connection.sockets.revocation } }
 
     // MARK: - HomeBackend (what typed traits call)
 
@@ -274,7 +290,7 @@ public struct Home: HomeBackend {
     }
 
     public func deviceUpdates(_ id: DeviceID) -> AsyncStream<DeviceSnapshot> {
-        let updates = deviceUpdates(id: id)
+        let updates = device(id: id)
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await d in updates { continuation.yield(d.snapshot) }
@@ -302,4 +318,14 @@ public struct Home: HomeBackend {
         try await connection.send(
             "POST", "attributes", body: WriteWireRequest(device: device, type: type, trait: trait, attribute: attribute, value: value))
     }
+}
+
+/// What an app chooses when it connects (Google Home APIs `HomeClientConfiguration`).
+public struct HomeClientConfiguration: Sendable, Hashable {
+    /// true: a command or write the catalogue says the device cannot take is refused before it
+    /// reaches a driver (`unsupportedOperation`, `invalidArgument`); false: it is sent, and the
+    /// driver's refusal comes back as `driverError`. nil: hearthd's `core.strictOperationValidation`.
+    public var strictOperationValidation: Bool?
+
+    public init(strictOperationValidation: Bool? = nil) { self.strictOperationValidation = strictOperationValidation }
 }

@@ -46,12 +46,13 @@ public struct RemoteQuery<Element: Sendable>: Sendable {
     }
 
     /// The whole set now and again on every change (only the newest if the consumer is slow).
-    /// Ends when the session is revoked or the connection closes.
-    public func batched() -> AsyncStream<[Element]> {
+    /// Ends when the session is revoked (``RemoteUpdates/failure`` is then `permissionDenied`)
+    /// or the connection closes.
+    public func batched() -> RemoteUpdates<[Element]> {
         let messages = WebSocketFeed.messages(
             home.connection, subscribe: .subscribe(id: path, query(.batched)), buffer: 1)
         let set = self.set
-        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+        return RemoteUpdates(AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await m in messages {
                     guard case .snapshot(_, _, let snapshot) = m else { break }
@@ -60,16 +61,16 @@ public struct RemoteQuery<Element: Sendable>: Sendable {
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
-        }
+        }, ending: home.ending)
     }
 
     /// The whole set now (as `.snapshot`), then only what changes.
-    public func stream() -> AsyncStream<RemoteChange<Element>> {
+    public func stream() -> RemoteUpdates<RemoteChange<Element>> {
         let messages = WebSocketFeed.messages(
             home.connection, subscribe: .subscribe(id: path, query(.stream)), buffer: 4096)
         let set = self.set
         let element = self.element
-        return AsyncStream { continuation in
+        return RemoteUpdates(AsyncStream { continuation in
             let task = Task {
                 loop: for await m in messages {
                     switch m {
@@ -83,6 +84,6 @@ public struct RemoteQuery<Element: Sendable>: Sendable {
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
-        }
+        }, ending: home.ending)
     }
 }

@@ -45,6 +45,9 @@ final class WebSocketMux: Sendable {
         var socket: Socket?
         var nextRoute = 0
         var nextSocket = 0
+        /// Set once hearthd said this session's access was revoked (`end` or `closing` with
+        /// `permissionDenied`): why the subscriptions ended.
+        var revocation: HomeError?
     }
 
     let state = Mutex(State())
@@ -57,6 +60,9 @@ final class WebSocketMux: Sendable {
     /// How many sockets this client has opened so far (for tests and diagnostics).
     var socketsOpened: Int { state.withLock { $0.nextSocket } }
 
+    /// `permissionDenied` once hearthd ended a subscription because the session was revoked.
+    var revocation: HomeError? { state.withLock { $0.revocation } }
+
     /// Messages for one subscription; finishes on `end`, `error`, `closing` or a closed socket.
     func messages(subscribe: WSClientMessage, buffer: Int) -> AsyncStream<WSServerMessage> {
         let (stream, continuation) = AsyncStream<WSServerMessage>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
@@ -66,7 +72,8 @@ final class WebSocketMux: Sendable {
         }
         let resyncs: SubscriptionQuery? =
             switch query {
-            case .devices(.stream), .discovered(.stream), .rooms(.stream), .structures(.stream), .deviceUpdates, .deviceDeltas: query
+            case .devices(.stream), .discovered(.stream), .rooms(.stream), .structures(.stream), .users(.stream), .deviceUpdates, .deviceDeltas:
+                query
             default: nil
             }
         let (key, wireID, socket, open) = state.withLock { s -> (Int, String, Socket, (number: Int, outbox: AsyncStream<WSClientMessage>)?) in
@@ -155,6 +162,13 @@ final class WebSocketMux: Sendable {
 
     /// Delivers one message from socket `number` to its subscription (after the lock).
     func route(_ m: WSServerMessage, socket number: Int) {
+        switch m {
+        case .closing(let e) where e.code == .permissionDenied:
+            state.withLock { $0.revocation = $0.revocation ?? e.homeError }
+        case .end(_, .permissionDenied, let message):
+            state.withLock { $0.revocation = $0.revocation ?? .permissionDenied(message) }
+        default: break
+        }
         if case .closing = m {
             for route in endAll(socket: number) {
                 route.continuation.yield(m)

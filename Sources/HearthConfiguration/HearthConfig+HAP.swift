@@ -1,4 +1,4 @@
-public import HomeModel
+import HomeModel
 import Foundation
 
 extension HearthConfig {

@@ -39,7 +39,10 @@ extension AppRequest.Status {
 
 extension GrantScope {
     public var wire: WireScope {
-        WireScope(deviceTypes: deviceTypes.map { $0.sorted() }, includeSensitive: includeSensitive, canControl: canControl)
+        WireScope(
+            deviceTypes: deviceTypes.map { $0.sorted() }, includeSensitive: includeSensitive, canControl: canControl,
+            sensitiveDevices: sensitiveDevices.flatMap { $0.isEmpty ? nil : $0.sorted { $0.rawValue < $1.rawValue } },
+            strictOperationValidation: strictOperationValidation)
     }
 }
 

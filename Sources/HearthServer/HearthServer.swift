@@ -73,6 +73,8 @@ public struct HearthServer: Service {
     let consent = ConsentWaiters()
     /// Each device state's JSON, encoded once for every WebSocket subscription that sends it.
     let deviceText: DeviceTextCache
+    /// Wakes `users` subscriptions when users are added or removed.
+    let userChanges = UserFeed()
 
     /// How many WebSockets are open now (each carries any number of subscriptions).
     public var openWebSocketCount: Int { sockets.count }
@@ -124,6 +126,13 @@ public struct HearthServer: Service {
         let revoked = try access.revokeToken(id: tokenID)
         endSession(tokenID, reason: reason)
         return revoked
+    }
+
+    /// Changes a live grant's scope; its open subscriptions follow at once.
+    func updateGrant(_ tokenID: String, scope: GrantScope) throws(HomeError) {
+        try access.updateGrant(id: tokenID, scope: scope)
+        guard let stored = try access.grants(includeRevoked: false).first(where: { $0.id == tokenID }) else { return }
+        core.updateScope(session: tokenID, to: stored.scope)
     }
 
     func endSession(_ tokenID: String, reason: String) {

@@ -66,3 +66,23 @@ final class ConsentWaiters: Sendable {
         for c in cs { c.yield() }
     }
 }
+
+/// Tells `users` subscriptions that the people of the home changed (added, removed, a password
+/// set), so they read the list again.
+final class UserFeed: Sendable {
+    let listeners = Mutex<[UUID: AsyncStream<Void>.Continuation]>([:])
+
+    /// Changes from now on (the newest only: each one means "read the list again").
+    func changes() -> AsyncStream<Void> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.onTermination = { [weak self] _ in _ = self?.listeners.withLock { $0.removeValue(forKey: id) } }
+        listeners.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    func notify() {
+        let cs = listeners.withLock { Array($0.values) }
+        for c in cs { c.yield() }
+    }
+}

@@ -210,6 +210,9 @@ actor WebSocketSession {
                 }
                 return await self.endOfSource()
             }
+        case .users(let mode):
+            try RoleMiddleware.users("see the people of the home").check(session.principal)
+            body = { await self.pumpUsers(id, mode) }
         case .events(let deviceID, let traitRef):
             let trait = try traitRef.map { ref throws(HomeError) in try catalog.resolveTrait(ref) }
             if let deviceID { _ = try home.currentDevice(id: deviceID) }
@@ -262,6 +265,34 @@ actor WebSocketSession {
                 guard await send(text: out) else { return .socketClosed }
             }
         }
+        return await endOfSource()
+    }
+
+    /// Sends the users (names and roles): the list now, then again (`batched`) or what changed
+    /// (`stream`) whenever a user is added or removed or a password set.
+    nonisolated func pumpUsers(_ id: String, _ mode: SubscriptionMode) async -> Finish {
+        let changes = server.userChanges.changes()  // before the first read: no change slips by
+        var version: UInt64 = 0
+        var last: [String: WireUser]?
+        var wake = changes.makeAsyncIterator()
+        repeat {
+            guard let users = try? server.access.users().map(\.wire).sorted(by: { $0.username < $1.username }) else { break }
+            version += 1
+            let now = Dictionary(uniqueKeysWithValues: users.map { ($0.username, $0) })
+            var out: [WSServerMessage] = []
+            if mode == .batched || last == nil {
+                out = [.snapshot(id: id, version: version, .users(users))]
+            } else if let before = last {
+                for u in users where before[u.username] != u {
+                    out.append(before[u.username] == nil ? .added(id: id, .user(u)) : .updated(id: id, .user(u)))
+                }
+                for name in before.keys.sorted() where now[name] == nil { out.append(.removed(id: id, key: name)) }
+            }
+            last = now
+            for m in out {
+                guard await send(m) else { return .socketClosed }
+            }
+        } while await wake.next() != nil
         return await endOfSource()
     }
 

@@ -10,40 +10,51 @@ public import OpenCombine
 //         .removeDuplicates()
 //         .sink { lamp in … }
 //         .store(in: &cancellables)
+//
+// A publisher fails with `permissionDenied` when the session's access is revoked, and
+// finishes normally otherwise (the device was removed, the core shut down).
 
 extension Query {
     /// The whole set now and again on every change, as a publisher.
-    public func batched() -> AnyPublisher<HomeSet<Element>, Never> {
+    public func batched() -> AnyPublisher<HomeSet<Element>, HomeError> {
         let updates: Updates<HomeSet<Element>> = batched()
-        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+        return AsyncSequencePublisher(updates, failure: { updates.failure }).eraseToAnyPublisher()
     }
 
     /// A snapshot, then only what changes, as a publisher.
-    public func stream() -> AnyPublisher<QueryChange<Element>, Never> {
+    public func stream() -> AnyPublisher<QueryChange<Element>, HomeError> {
         let updates: Updates<QueryChange<Element>> = stream()
-        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+        return AsyncSequencePublisher(updates, failure: { updates.failure }).eraseToAnyPublisher()
     }
 }
 
 extension Home {
     /// The device now and on every change, as a publisher.
-    public func device(id: DeviceID) -> AnyPublisher<HomeDevice, Never> {
+    public func device(id: DeviceID) -> AnyPublisher<HomeDevice, HomeError> {
         let updates: Updates<HomeDevice> = device(id: id)
-        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+        return AsyncSequencePublisher(updates, failure: { updates.failure }).eraseToAnyPublisher()
     }
 
     /// Events as a publisher; never coalesced while the subscriber keeps up with demand.
-    public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> AnyPublisher<DeviceEvent, Never> {
+    public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> AnyPublisher<DeviceEvent, HomeError> {
         let updates: Updates<DeviceEvent> = events(device: device, trait: trait)
-        return AsyncSequencePublisher(updates).eraseToAnyPublisher()
+        return AsyncSequencePublisher(updates, failure: { updates.failure }).eraseToAnyPublisher()
     }
 }
 
 extension DeviceTypes {
     /// The device type now and after every change to its traits, as a publisher; finishes at
     /// once when the device lacks the type.
-    public func subscribe<T: DeviceType>(_ type: T.Type) -> AnyPublisher<T, Never> {
+    public func subscribe<T: DeviceType>(_ type: T.Type) -> AnyPublisher<T, HomeError> {
         let stream: AsyncStream<T> = subscribe(type)
-        return AsyncSequencePublisher(stream).eraseToAnyPublisher()
+        let backend = self.backend
+        return AsyncSequencePublisher(stream, failure: { backend?.revocation }).eraseToAnyPublisher()
+    }
+
+    /// Every device type of the device, now and after every change, as a publisher.
+    public func subscribeAll() -> AnyPublisher<DeviceTypeSet, HomeError> {
+        let stream: AsyncStream<DeviceTypeSet> = subscribeAll()
+        let backend = self.backend
+        return AsyncSequencePublisher(stream, failure: { backend?.revocation }).eraseToAnyPublisher()
     }
 }

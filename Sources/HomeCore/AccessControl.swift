@@ -66,9 +66,11 @@ public protocol AccessControl: Sendable {
     /// An admin denies a pending request.
     func deny(requestID: String, by admin: String) throws(HomeError) -> AppRequest
     /// The app collects its token, once, after approval; nil while pending.
-    func claimToken(requestID: String, secret: String) throws(HomeError) -> IssuedToken?
+    func claimToken(requestID: String, secret: String, strictOperationValidation: Bool?) throws(HomeError) -> IssuedToken?
     /// App grants (issued tokens), newest first.
     func grants(includeRevoked: Bool) throws(HomeError) -> [AppGrant]
+    /// An admin changes a live grant's scope; `notFound` when it is unknown or revoked.
+    func updateGrant(id: String, scope: GrantScope) throws(HomeError)
 
     // MARK: Health
 

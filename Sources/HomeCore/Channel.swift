@@ -1,4 +1,5 @@
 import CoreMetrics
+public import HomeModel
 import DequeModule
 import Synchronization
 
@@ -202,10 +203,17 @@ extension Channel: UpdateSource {}
 
 /// A subscription: an `AsyncSequence` of one subscriber's updates. Dropping the last iterator
 /// or cancelling the consuming task ends it and frees its buffer.
+///
+/// `for await` simply ends; ``failure`` then says why (`permissionDenied` when the session was
+/// revoked), and ``throwing()`` is the same subscription ending with that error thrown.
 public struct Updates<Element: Sendable>: AsyncSequence, Sendable {
     let token: SubscriptionToken<Element>
+    let ending: @Sendable () -> HomeError?
 
-    init(_ source: some UpdateSource<Element>) { self.token = SubscriptionToken(source) }
+    init(_ source: some UpdateSource<Element>, ending: @escaping @Sendable () -> HomeError? = { nil }) {
+        self.token = SubscriptionToken(source)
+        self.ending = ending
+    }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let token: SubscriptionToken<Element>
@@ -219,6 +227,40 @@ public struct Updates<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Ends the subscription now.
     public func cancel() { token.source.cancel() }
+
+    /// Why the subscription ended, once it has: `permissionDenied` when the session's access
+    /// was revoked; nil for a normal end (the device was removed, the core shut down).
+    public var failure: HomeError? { ending() }
+
+    /// The same subscription as a sequence that throws ``failure`` instead of ending quietly:
+    /// `for try await set in home.devices().batched().throwing() { … }`.
+    public func throwing() -> ThrowingUpdates<Element> { ThrowingUpdates(base: self) }
+}
+
+/// ``Updates`` that throws why it ended (`permissionDenied` after a revocation).
+public struct ThrowingUpdates<Element: Sendable>: AsyncSequence, Sendable {
+    public typealias Failure = HomeError
+    let base: Updates<Element>
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        public typealias Failure = HomeError
+        var base: Updates<Element>.AsyncIterator
+        let ending: @Sendable () -> HomeError?
+
+        public mutating func next() async throws(HomeError) -> Element? {
+            if let e = await base.next() { return e }
+            if let failure = ending() { throw failure }
+            return nil
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(HomeError) -> Element? {
+            if let e = await base.next(isolation: actor) { return e }
+            if let failure = ending() { throw failure }
+            return nil
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), ending: base.ending) }
 }
 
 /// Owns a subscriber's buffer; when the last copy of a subscription goes away, the buffer is

@@ -52,6 +52,15 @@ public struct Home: HomeBackend {
         core.subscribeEvents(device: device, trait: trait, home: self)
     }
 
+    /// `permissionDenied` once this session's access has been revoked; nil while it is live.
+    /// A subscription that ended says this as its failure (publishers complete with it).
+    public var revocation: HomeError? {
+        core.isRevoked(principal) ? .permissionDenied("this session's access was revoked") : nil
+    }
+
+    /// What a subscription of this session reports as its failure when it ends.
+    var ending: @Sendable () -> HomeError? { { [self] in revocation } }
+
     // MARK: - HomeBackend
 
     public func deviceUpdates(_ id: DeviceID) -> AsyncStream<DeviceSnapshot> {
@@ -176,7 +185,8 @@ extension HomeCore {
         let (device, plugin) = try route(request.device, request.deviceType, request.trait, principal: principal)
         let trait = catalog.trait(request.trait)
         var arguments = request.arguments
-        if strictOperationValidation {
+        let strict = isStrict(for: principal)
+        if strict {
             guard let trait else {
                 throw HomeError.unsupportedOperation("trait \(request.trait.hex) is not in the catalogue")
             }
@@ -198,6 +208,11 @@ extension HomeCore {
             do {
                 return try await handler.handle(command)
             } catch let error as HomeError {
+                // Lenient: nothing was checked, so the driver's refusal is its error, not a
+                // refusal by the catalogue (`unsupportedOperation`); the app tells them apart.
+                if !strict, error.code == .unsupportedOperation || error.code == .invalidArgument {
+                    throw HomeError.driverError("plugin \(plugin) refused the command: \(error.message)")
+                }
                 throw error
             } catch {
                 throw HomeError.driverError("plugin \(plugin) failed the command: \(error)")
@@ -210,7 +225,8 @@ extension HomeCore {
         principal: Principal
     ) async throws {
         let (device, plugin) = try route(id, deviceType, traitID, principal: principal)
-        if strictOperationValidation {
+        let strict = isStrict(for: principal)
+        if strict {
             guard let trait = catalog.trait(traitID), let a = trait.attribute(attribute) else {
                 throw HomeError.unsupportedOperation("no attribute \(attribute.hex) in trait \(traitID.hex)")
             }
@@ -223,7 +239,13 @@ extension HomeCore {
         }
         let write = DriverWrite(
             localID: id.localID, deviceType: deviceType, trait: traitID, attribute: attribute, value: value, origin: principal.id)
-        try await withTimeout(commandTimeout, what: "write to \(device.name)") { try await handler.write(write) }
+        try await withTimeout(commandTimeout, what: "write to \(device.name)") {
+            do {
+                try await handler.write(write)
+            } catch let error as HomeError where !strict && (error.code == .unsupportedOperation || error.code == .invalidArgument) {
+                throw HomeError.driverError("plugin \(plugin) refused the write: \(error.message)")
+            }
+        }
     }
 
     /// Fails fast with `deviceOffline` when the addressed trait is `offline` or `unknown` (an
@@ -247,7 +269,7 @@ extension HomeCore {
         guard let device = visible(.devices, state.devices[id], principal)
             ?? (principal.role == .admin ? state.devices[id] : nil)
         else { throw .notFound("no device \(id)") }
-        if let scope = principal.scope, !scope.canControl {
+        if let scope = scoped(principal).scope, !scope.canControl {
             throw .permissionDenied("this app's grant allows reading only")
         }
         guard let t = device.type(type) else {
@@ -255,7 +277,7 @@ extension HomeCore {
                 "\(device.name) is not a \(catalog.deviceType(type)?.name ?? type.hex) (it is: "
                     + device.types.map { catalog.deviceType($0.id)?.name ?? $0.id.hex }.joined(separator: ", ") + ")")
         }
-        if strictOperationValidation, t.traits[trait] == nil {
+        if isStrict(for: principal), t.traits[trait] == nil {
             throw .unsupportedOperation(
                 "\(device.name) has no \(catalog.trait(trait)?.name ?? trait.hex) trait on its \(catalog.deviceType(type)?.name ?? type.hex) type")
         }

@@ -10,7 +10,7 @@ extension HomeCore {
         let any: Any
         switch kind {
         case .devices:
-            if let scope = principal.scope {
+            if let scope = scoped(principal).scope {
                 var filtered = TreeDictionary<DeviceID, DeviceSnapshot>()
                 for (id, d) in state.commissioned {
                     if let v = scope.view(of: d, catalog: catalog) { filtered[id] = v }
@@ -52,9 +52,22 @@ extension HomeCore {
     func subscribeBatched<Element: HomeElement>(_ kind: QueryKind, home: Home) -> Updates<HomeSet<Element>> {
         let principal = home.principal
         let box = IDBox()
-        let channel = Channel<HomeSet<Element>>(policy: .latest, onTerminate: { [weak self] in
-            if let id = box.id { self?.unregister(id) }
-        })
+        let channelBox = ChannelBox<HomeSet<Element>>()
+        let channel = Channel<HomeSet<Element>>(
+            policy: .latest,
+            // After a scope change: the set as the new scope shows it, at the current version.
+            resync: { [weak self] in
+                guard let self, let channel = channelBox.channel else { return nil }
+                let (storage, version): (HomeSet<Element>.Storage, UInt64) = self.inner.withLock { inner in
+                    channel.markResynced(at: inner.state.version)
+                    return (self.storage(kind, inner.state, principal, as: Element.self), inner.state.version)
+                }
+                return HomeSet(storage: storage, version: version, backend: home)
+            },
+            onTerminate: { [weak self] in
+                if let id = box.id { self?.unregister(id) }
+            })
+        channelBox.channel = channel
         let observer = Observer(
             session: principal.sessionID, device: nil,
             onChange: { [weak self] _, after, outcome in
@@ -67,7 +80,8 @@ extension HomeCore {
                         version: after.version)
                 }
             },
-            finish: { channel.finish() })
+            finish: { channel.finish() },
+            refresh: { channel.requestResync() })
         box.id = register(observer)
         if box.id == nil {
             channel.finish()
@@ -77,7 +91,7 @@ extension HomeCore {
             let state = self.state
             channel.push(HomeSet(storage: storage(kind, state, principal, as: Element.self), version: state.version, backend: home), version: state.version)
         }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 
     /// How many diffs a `stream()` subscriber may fall behind before it gets a fresh snapshot.
@@ -112,10 +126,11 @@ extension HomeCore {
                     }
                 }
             },
-            finish: { channel.finish() })
+            finish: { channel.finish() },
+            refresh: { channel.requestResync() })
         box.id = register(observer)
         if box.id == nil { channel.finish() } else { channel.requestResync() }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 
     func diff<Element: HomeElement>(
@@ -159,7 +174,7 @@ extension HomeCore {
         switch kind {
         case .devices:
             guard device.commissioning == .commissioned else { return nil }
-            return principal.scope.map { $0.view(of: device, catalog: catalog) } ?? device
+            return scoped(principal).scope.map { $0.view(of: device, catalog: catalog) } ?? device
         case .discovered:
             return principal.role == .admin && device.commissioning == .discovered ? device : nil
         default:
@@ -184,7 +199,12 @@ extension HomeCore {
                 guard let view else { return { channel.finish() } }
                 return { channel.push(HomeDevice(snapshot: view, backend: home), version: after.version) }
             },
-            finish: { channel.finish() })
+            finish: { channel.finish() },
+            // A scope change that hides the device ends the subscription.
+            refresh: { [weak self] in
+                guard let self else { return }
+                if self.visible(.devices, self.state.devices[id], principal) == nil, kind == .devices { channel.finish() }
+            })
         box.id = register(observer)
         let state = self.state
         let view = visible(.devices, state.devices[id], principal)
@@ -194,7 +214,7 @@ extension HomeCore {
         } else {
             channel.push(HomeDevice(snapshot: view!, backend: home), version: state.version)
         }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 
     /// How many events one subscriber may fall behind before the oldest are dropped (and counted).
@@ -221,7 +241,7 @@ extension HomeCore {
             finish: { channel.finish() })
         box.id = register(observer, events: true)
         if box.id == nil { channel.finish() }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 }
 
@@ -258,7 +278,7 @@ extension HomeCore {
             _ = feed.record(all, gone: [], version: state.version)
         })
         if box.id == nil { feed.finish() }
-        return Updates(feed)
+        return Updates(feed, ending: home.ending)
     }
 
     func subscribeChanges(home: Home) -> Updates<ChangeRecord> {
@@ -268,7 +288,7 @@ extension HomeCore {
         })
         guard home.principal.role == .admin else {
             channel.finish()
-            return Updates(channel)
+            return Updates(channel, ending: home.ending)
         }
         let observer = Observer(
             session: home.principal.sessionID, device: nil,
@@ -279,7 +299,7 @@ extension HomeCore {
             finish: { channel.finish() })
         box.id = register(observer, audit: true)
         if box.id == nil { channel.finish() }
-        return Updates(channel)
+        return Updates(channel, ending: home.ending)
     }
 }
 

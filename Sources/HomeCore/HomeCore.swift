@@ -44,6 +44,8 @@ public final class HomeCore: Sendable {
         /// connectivity).
         let onChange: @Sendable (_ before: HomeState?, _ after: HomeState, _ outcome: HomeOutcome) -> (@Sendable () -> Void)?
         let finish: @Sendable () -> Void
+        /// Delivers the subscription's set again after its session's scope changed.
+        var refresh: (@Sendable () -> Void)? = nil
     }
 
     struct Inner: Sendable {
@@ -63,6 +65,10 @@ public final class HomeCore: Sendable {
     }
 
     let inner = Mutex(Inner())
+    /// Grant scopes changed while their sessions are open (session → scope): they replace the
+    /// scope a session's principal was created with. Read under the core's lock too, so it
+    /// never takes `inner` itself.
+    let scopeOverrides = Mutex<[String: GrantScope]>([:])
     /// Counters and gauges (`/metrics`).
     public let metrics: HomeMetrics
     let rejections = Mutex<(logged: Set<String>, count: Int)>(([], 0))
@@ -342,6 +348,33 @@ public final class HomeCore: Sendable {
                 + inner.updateObservers.values.filter { $0.session == session }).map(\.finish)
         }
         for f in finishers { f() }
+    }
+
+    /// Whether `principal`'s operations are checked against the catalogue before they reach a
+    /// driver: the app's own choice (``GrantScope/strictOperationValidation``), else the daemon's.
+    public func isStrict(for principal: Principal) -> Bool {
+        scoped(principal).scope?.strictOperationValidation ?? strictOperationValidation
+    }
+
+    /// `principal` with its session's current scope (an admin may have changed the grant).
+    func scoped(_ principal: Principal) -> Principal {
+        guard principal.scope != nil, let session = principal.sessionID,
+            let scope = scopeOverrides.withLock({ $0[session] })
+        else { return principal }
+        return Principal(id: principal.id, role: principal.role, scope: scope, sessionID: session)
+    }
+
+    /// An app's grant changed (an admin edited it, or approved the app's permissions update):
+    /// the session's open subscriptions follow at once — devices leaving the scope vanish from
+    /// `batched()` sets, `stream()` gets a fresh snapshot, a `device(id:)` subscription to a
+    /// device now hidden ends — and its next calls see the new scope. No reconnect.
+    public func updateScope(session: String, to scope: GrantScope) {
+        scopeOverrides.withLock { $0[session] = scope }
+        let refreshers = inner.withLock { inner in
+            (inner.observers.values.filter { $0.session == session }
+                + inner.updateObservers.values.filter { $0.session == session }).compactMap(\.refresh)
+        }
+        for r in refreshers { r() }
     }
 
     func isRevoked(_ principal: Principal) -> Bool {

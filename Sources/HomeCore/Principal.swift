@@ -30,24 +30,35 @@ public struct Principal: Hashable, Sendable, Codable, CustomStringConvertible {
     public var canEditLayout: Bool { role == .admin }
 }
 
-/// What an app grant covers: which device types, and whether sensitive devices (locks,
-/// garage doors, alarms) are visible at all.
+/// What an app grant covers: which device types, which sensitive devices (locks, garage
+/// doors, alarms) if any, and how strictly its operations are checked.
 public struct GrantScope: Hashable, Sendable, Codable {
     /// Device types the app may see; nil means all.
     public var deviceTypes: Set<DeviceTypeID>?
+    /// Every sensitive device is visible.
     public var includeSensitive: Bool
     /// Whether the app may send commands (else read and observe only).
     public var canControl: Bool
+    /// Sensitive devices the admin chose one by one at consent (visible even without
+    /// ``includeSensitive``); nil or empty: none.
+    public var sensitiveDevices: Set<DeviceID>?
+    /// The app's `strictOperationValidation`, chosen when it connects; nil: the daemon's setting.
+    public var strictOperationValidation: Bool?
 
-    public init(deviceTypes: Set<DeviceTypeID>?, includeSensitive: Bool, canControl: Bool = true) {
+    public init(
+        deviceTypes: Set<DeviceTypeID>?, includeSensitive: Bool, canControl: Bool = true, sensitiveDevices: Set<DeviceID>? = nil,
+        strictOperationValidation: Bool? = nil
+    ) {
         self.deviceTypes = deviceTypes
         self.includeSensitive = includeSensitive
         self.canControl = canControl
+        self.sensitiveDevices = sensitiveDevices
+        self.strictOperationValidation = strictOperationValidation
     }
 
     /// The device as this scope sees it: only allowed types, or nil when nothing is allowed.
     public func view(of device: DeviceSnapshot, catalog: Catalog) -> DeviceSnapshot? {
-        if !includeSensitive,
+        if !includeSensitive, sensitiveDevices?.contains(device.id) != true,
             device.types.contains(where: { catalog.deviceType($0.id)?.isSensitive == true })
         {
             return nil

@@ -304,6 +304,18 @@ public final class AccessStore: AccessControl {
     ///
     /// - Returns: false when it was unknown or already revoked.
     @discardableResult
+    /// An admin changes a live app grant's scope (the app keeps its validation mode).
+    public func updateGrant(id: String, scope: GrantScope) throws(HomeError) {
+        try write { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT scope FROM access_tokens WHERE id = ? AND kind = 'app' AND revoked_at IS NULL", arguments: [id])
+            else { throw HomeError.notFound("no live grant \(id)") }
+            var scope = scope
+            scope.strictOperationValidation = try Self.decodeScope(row["scope"])?.strictOperationValidation
+            try db.execute(sql: "UPDATE access_tokens SET scope = ? WHERE id = ?", arguments: [try Self.encodeJSON(scope), id])
+        }
+    }
+
     public func revokeToken(id: String) throws(HomeError) -> Bool {
         try write { db in
             try db.execute(
@@ -406,7 +418,9 @@ public final class AccessStore: AccessControl {
     ///
     /// - Returns: nil while the request is pending.
     /// - Throws: `permissionDenied` when denied or revoked, `conflict` when already collected.
-    public func claimToken(requestID: String, secret: String) throws(HomeError) -> IssuedToken? {
+    /// - Parameter strictOperationValidation: the app's validation mode, kept in the grant's
+    ///   scope (nil: the daemon's setting).
+    public func claimToken(requestID: String, secret: String, strictOperationValidation: Bool? = nil) throws(HomeError) -> IssuedToken? {
         try verifyRequestSecret(id: requestID, secret: secret)
         return try write { db -> IssuedToken? in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM access_app_requests WHERE id = ?", arguments: [requestID]) else {
@@ -414,7 +428,8 @@ public final class AccessStore: AccessControl {
             }
             var flow = ConsentWorkflow(requestID: requestID, status: try Self.status(row["status"]))
             guard try flow.claim() else { return nil }
-            let scope = try Self.decodeScope(row["scope"]) ?? GrantScope(deviceTypes: [], includeSensitive: false, canControl: false)
+            var scope = try Self.decodeScope(row["scope"]) ?? GrantScope(deviceTypes: [], includeSensitive: false, canControl: false)
+            scope.strictOperationValidation = strictOperationValidation
             let token = try self.issue(db, kind: "app", subject: row["app_name"], role: .app, scope: scope, requestID: requestID)
             try db.execute(
                 sql: "UPDATE access_app_requests SET status = ?, token_id = ? WHERE id = ?",

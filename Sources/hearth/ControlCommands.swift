@@ -68,14 +68,14 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Watch live: devices, rooms, structures, discovered, events, or one device (--device).")
     @OptionGroup var options: ClientOptions
-    @Argument(help: "devices, rooms, structures, discovered, events.") var what: String = "devices"
+    @Argument(help: "devices, rooms, structures, discovered, users, events.") var what: String = "devices"
     @Option(help: "Watch one device.") var device: String?
     @Flag(help: "Print changes (added/updated/removed) instead of the whole set each time.") var changes = false
     @Option(help: "Stop after this many updates.") var count: Int?
 
     func validate() throws {
         guard device != nil || SubscriptionQuery.Name(rawValue: what) != nil else {
-            throw ValidationError("watch devices, rooms, structures, discovered, deviceUpdates, deviceDeltas or events (got '\(what)')")
+            throw ValidationError("watch devices, rooms, structures, discovered, users, deviceUpdates, deviceDeltas or events (got '\(what)')")
         }
     }
 
@@ -88,6 +88,7 @@ struct WatchCommand: AsyncParsableCommand {
         case .discovered: return .discovered(mode)
         case .rooms: return .rooms(mode)
         case .structures: return .structures(mode)
+        case .users: return .users(mode)
         case .device, .deviceUpdates: return .deviceUpdates
         case .deviceDeltas: return .deviceDeltas
         case .events: return .events(device: nil, trait: nil)
@@ -125,6 +126,7 @@ struct WatchCommand: AsyncParsableCommand {
             case .device(let d): "\(d.name) [\(d.stateSummary)]"
             case .room(let r): r.name
             case .structure(let s): s.name
+            case .user(let u): "\(u.username) (\(u.role.rawValue))"
             }
         }
         switch m {
@@ -134,6 +136,7 @@ struct WatchCommand: AsyncParsableCommand {
             case .devices(let d): items = d.map { name(.device($0)) }
             case .rooms(let r): items = r.map(\.name)
             case .structures(let s): items = s.map(\.name)
+            case .users(let u): items = u.map { name(.user($0)) }
             }
             return "v\(version): \(items.count) — " + items.joined(separator: ", ")
         case .added(_, let e): return "added \(name(e))"

@@ -9,7 +9,7 @@ import HomeModel
 struct GrantsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grants", abstract: "App access: pending requests, approve, deny, list, revoke (admins).",
-        subcommands: [List.self, Pending.self, Approve.self, Deny.self, Revoke.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Pending.self, Approve.self, Edit.self, Deny.self, Revoke.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Live app grants.")
@@ -34,12 +34,32 @@ struct GrantsCommand: AsyncParsableCommand {
         @Option(name: .customLong("device-type"), help: "A device type to allow (name or 0x… ID); repeat. Default: what the app asked for.")
         var deviceTypes: [String] = []
         @Flag(help: "Include sensitive devices (locks, garage doors, alarms).") var includeSensitive = false
+        @Option(name: .customLong("sensitive-device"), help: "One sensitive device to show the app (ID, e.g. mqtt:front-door-lock); repeat.")
+        var sensitiveDevices: [String] = []
         @Flag(help: "Read and observe only, no commands.") var readOnly = false
         func run() async throws {
             let r = try await options.home().approve(
                 request: request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
-                canControl: !readOnly)
+                canControl: !readOnly, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) })
             try options.output(r, "Approved '\(r.appName)' (\(r.id)); the app collects its token now.")
+        }
+    }
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a live grant; the app's open subscriptions follow at once. What is not given stays.")
+        @OptionGroup var options: ClientOptions
+        @Argument var grant: String
+        @Option(name: .customLong("device-type"), help: "A device type to allow (name or 0x… ID); repeat. Replaces the list.")
+        var deviceTypes: [String] = []
+        @Option(help: "Show every sensitive device (true) or only those chosen one by one (false).") var includeSensitive: Bool?
+        @Option(name: .customLong("sensitive-device"), help: "A sensitive device to show; repeat. Replaces the list.")
+        var sensitiveDevices: [String] = []
+        @Option(help: "Allow commands (true) or read and observe only (false).") var control: Bool?
+        func run() async throws {
+            let g = try await options.home().editGrant(
+                grant, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
+                canControl: control, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) })
+            try options.output(g, "Changed '\(g.appName)' (\(g.id)): \(GrantsCommand.types(g.scope.deviceTypes)).")
         }
     }
     struct Deny: AsyncParsableCommand {

@@ -14,7 +14,7 @@ struct UsersCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         func run() async throws {
-            let users = try await options.home().users()
+            let users = try await options.home().users().list()
             try options.output(users, columns: ["USER", "ROLE", "PASSWORD"]) { [$0.username, $0.role.rawValue, $0.hasPassword ? "set" : "not set (setup code)"] }
         }
     }

@@ -46,7 +46,8 @@ import Testing
         try await TestHome.inProcess { home in
             let member = try home.memberToken()
             let app = try home.appToken(scope: GrantScope(deviceTypes: nil, includeSensitive: false)).token
-            for (token, path) in [(member, "users"), (member, "grants"), (app, "apps/requests"), (app, "plugins"), (app, "logs")] {
+            // Members may read the users (names and roles); apps may not. Managing them is for admins.
+            for (token, path) in [(app, "users"), (member, "grants"), (app, "apps/requests"), (app, "plugins"), (app, "logs")] {
                 let r = try await home.call("GET", path, token: token)
                 #expect(r.status == 403, "\(path): \(r.text)")
                 #expect(r.errorCode == "permissionDenied")

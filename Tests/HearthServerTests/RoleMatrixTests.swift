@@ -28,7 +28,6 @@ import Testing
             name: "commission device", method: "POST", path: "devices/test:new-plug/commission",
             body: #"{"name":"Desk Plug","structure":"structure-home","room":"room-home-living-room"}"#),
         Operation(name: "decommission device", method: "POST", path: "devices/test:door/decommission", body: nil),
-        Operation(name: "list users", method: "GET", path: "users", body: nil),
         Operation(name: "add user", method: "POST", path: "users", body: #"{"username":"noah","password":"long enough","role":"member"}"#),
         Operation(name: "list app requests", method: "GET", path: "apps/requests", body: nil),
         Operation(name: "list grants", method: "GET", path: "grants", body: nil),
@@ -51,8 +50,8 @@ import Testing
         }
     }
 
-    @Test func member_reads_observes_andControls() async throws {
-        try await TestHome.inProcess { home in
+    @Test(.timeLimit(.minutes(1))) func member_reads_observes_andControls() async throws {
+        try await TestHome.with { home in
             let member = try home.memberToken()
             let devices = try await home.call("GET", "devices", token: member)
             #expect(devices.status == 200)
@@ -70,6 +69,19 @@ import Testing
             let onOff = lamp.json["types"]?.listValue?.first?["traits"]?.listValue?.first { $0["id"] == 6 }?["attributes"]?.listValue?.first
             #expect(onOff?["value"] == .bool(true))
             #expect(onOff?["name"] == "onOff")
+
+            // Observes: a live subscription over the WebSocket sees the next toggle.
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"lamp","query":"device","device":"test:lamp"}"#)
+                let first = try await socket.next("device", "error", "end")
+                #expect(first?["type"] == "device", "\(String(describing: first))")
+                let toggled = try await home.call(
+                    "POST", "commands", token: member, body: #"{"device":"test:lamp","type":"OnOffLight","trait":"OnOff","command":"toggle"}"#)
+                #expect(toggled.status == 200, "\(toggled.text)")
+                let next = try await socket.next("device", "error", "end")
+                let value = next?["device"]?["types"]?.listValue?.first?["traits"]?.listValue?.first { $0["id"] == 6 }?["attributes"]?.listValue?.first?["value"]
+                #expect(value == .bool(false), "the member's subscription sees the lamp go off: \(String(describing: next))")
+            }
         }
     }
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The seed's client snippet, ported to `HearthClient` over a real server: the same calls
 /// read naturally against the network.
-@Suite struct SeedSnippetTests {
+@Suite(.timeLimit(.minutes(1))) struct SeedSnippetTests {
     @Test func seedSnippet_runsOverTheNetwork() async throws {
         try await TestHome.with { server in
             _ = try server.memberToken()
@@ -15,10 +15,13 @@ import Testing
 
             let devices = try await home.devices().list()
             #expect(devices.count == 3)
+            var sawSet = false
             for await snapshot in home.devices().batched() {  // whole set on every change
                 #expect(snapshot.map(\.name).sorted() == ["Door", "Front Lock", "Lamp"])
+                sawSet = true
                 break
             }
+            #expect(sawSet)
             let device = try #require(devices.first { $0.name == "Lamp" })
             if let light = await device.types.get(OnOffLightDeviceType.self),
                 let onOff = light.matterTraits.onOffTrait
@@ -29,9 +32,14 @@ import Testing
             } else {
                 Issue.record("the lamp has no On/Off Light type")
             }
+            var sawOn = false
             for await lamp in device.types.subscribe(OnOffLightDeviceType.self) {
-                if lamp.matterTraits.onOffTrait?.attributes.onOff == true { break }
+                if lamp.matterTraits.onOffTrait?.attributes.onOff == true {
+                    sawOn = true
+                    break
+                }
             }
+            #expect(sawOn, "the toggle comes back through types.subscribe")
 
             var changes: [String] = []
             for await change in home.rooms().stream() {

@@ -50,8 +50,10 @@ import Testing
                 CommandRequest(device: "p:lamp", deviceType: OnOffLightDeviceType.identifier, trait: OnOffTrait.identifier, command: 0x77))
             Issue.record("expected the driver's error")
         } catch let error as HomeError {
-            #expect(error.code == .unsupportedOperation)
-            #expect(error.message == "lamp does on and off only")
+            // Lenient: the driver's own refusal is a driverError (docs/api.md), not the
+            // catalogue's unsupportedOperation, so an app can tell the two apart.
+            #expect(error.code == .driverError)
+            #expect(error.message == "plugin p refused the command: lamp does on and off only")
         }
     }
 

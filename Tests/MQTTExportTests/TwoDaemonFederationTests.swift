@@ -152,7 +152,7 @@ import Testing
         _ = try await home.invoke(CommandRequest(device: relay.id, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
         try await within(30, "B sees the relay on") {
             while true {
-                let d = try await home.device(id: relay.id)
+                let d = try await home.currentDevice(id: relay.id)
                 if d.snapshot.type(OnOffPlugInUnitDeviceType.identifier)?.traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == .bool(true) { return }
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -162,7 +162,7 @@ import Testing
         a.kill9()
         try await within(30, "B marks the relay offline (LWT)") {
             while true {
-                let d = try await home.device(id: relay.id)
+                let d = try await home.currentDevice(id: relay.id)
                 if d.snapshot.sourceConnectivity.connectivityState == .offline { return }
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -172,7 +172,7 @@ import Testing
         try await broker.restart()
         try await within(40, "B sees the relay online after A's restart and the broker's") {
             while true {
-                if let d = try? await home.device(id: relay.id), d.snapshot.sourceConnectivity.connectivityState != .offline { return }
+                if let d = try? await home.currentDevice(id: relay.id), d.snapshot.sourceConnectivity.connectivityState != .offline { return }
                 try await Task.sleep(for: .milliseconds(200))
             }
         }

@@ -39,10 +39,12 @@ struct GrantRoutes {
             let wait = min(Duration.seconds(max(0, body.waitSeconds ?? 0)), server.configuration.maxConsentWait)
             var issued: IssuedToken?
             try await server.consent.wait(for: id, timeout: wait) {
-                issued = try server.access.claimToken(requestID: id, secret: body.secret)
+                issued = try server.access.claimToken(requestID: id, secret: body.secret, strictOperationValidation: body.strictOperationValidation)
                 return issued != nil
             }
-            if issued == nil { issued = try server.access.claimToken(requestID: id, secret: body.secret) }
+            if issued == nil {
+                issued = try server.access.claimToken(requestID: id, secret: body.secret, strictOperationValidation: body.strictOperationValidation)
+            }
             let r = try server.access.appRequest(id: id)
             guard let issued else { return APIResponse.json(r.wire(), status: .accepted) }
             return APIResponse.json(r.wire(token: issued), status: .ok)
@@ -72,7 +74,9 @@ struct GrantRoutes {
             } else {
                 types = current.requestedDeviceTypes.isEmpty ? nil : Set(current.requestedDeviceTypes)
             }
-            let scope = GrantScope(deviceTypes: types, includeSensitive: body.includeSensitive ?? false, canControl: body.canControl ?? true)
+            let scope = GrantScope(
+                deviceTypes: types, includeSensitive: body.includeSensitive ?? false, canControl: body.canControl ?? true,
+                sensitiveDevices: body.sensitiveDevices.map(Set.init))
             let r = try server.access.approve(requestID: id, scope: scope, by: admin.principal.id)
             server.consent.notify(id)
             server.logger.notice("app request approved", metadata: ["app": "\(r.appName)", "request": "\(id)", "by": "\(admin.principal.id)"])
@@ -87,6 +91,28 @@ struct GrantRoutes {
         }
         routes.get("grants") { _, _ in
             APIResponse.json(try server.access.grants(includeRevoked: false).map(\.wire))
+        }
+        // An admin edits a live grant: fields left out keep their value.
+        routes.patch("grants/:id") { request, context in
+            let admin = try context.requireSession()
+            let id = try context.parameter("id")
+            let body = try await request.decodeStrict(ApproveRequest.self, limit: limit)
+            guard let current = try server.access.grants(includeRevoked: false).first(where: { $0.id == id }) else {
+                throw HomeError.notFound("no live grant \(id)")
+            }
+            var scope = current.scope
+            if let chosen = body.deviceTypes {
+                scope.deviceTypes = Set(try chosen.map { ref throws(HomeError) in try catalog.resolveDeviceType(ref) })
+            }
+            if let v = body.includeSensitive { scope.includeSensitive = v }
+            if let v = body.canControl { scope.canControl = v }
+            if let v = body.sensitiveDevices { scope.sensitiveDevices = Set(v) }
+            try server.updateGrant(id, scope: scope)
+            server.logger.notice("grant changed", metadata: ["grant": "\(id)", "by": "\(admin.principal.id)"])
+            guard let updated = try server.access.grants(includeRevoked: false).first(where: { $0.id == id }) else {
+                throw HomeError.notFound("no live grant \(id)")
+            }
+            return APIResponse.json(updated.wire)
         }
         routes.delete("grants/:id") { _, context in
             let admin = try context.requireSession()

@@ -15,7 +15,7 @@ export const SEND = Object.freeze({ subscribe: "subscribe", unsubscribe: "unsubs
 /// What a subscription observes (SubscriptionQuery.Name).
 export const QUERY = Object.freeze({
   devices: "devices", discovered: "discovered", rooms: "rooms", structures: "structures", device: "device",
-  deviceUpdates: "deviceUpdates", deviceDeltas: "deviceDeltas", events: "events",
+  deviceUpdates: "deviceUpdates", deviceDeltas: "deviceDeltas", events: "events", users: "users",
 });
 
 /// How a set subscription delivers changes (SubscriptionMode).

@@ -27,6 +27,13 @@ public protocol HomeBackend: Sendable {
     func deviceUpdates(_ id: DeviceID) -> AsyncStream<DeviceSnapshot>
     /// Renames a device (naming rules apply) and returns it renamed.
     func setName(device: DeviceID, name: String) async throws -> DeviceSnapshot
+    /// `permissionDenied` once this session's access was revoked, nil while it is live: why a
+    /// subscription through this backend ended.
+    var revocation: HomeError? { get }
+}
+
+extension HomeBackend {
+    public var revocation: HomeError? { nil }
 }
 
 /// Where a typed trait or device type sits: which device, which device type, and the backend
@@ -81,7 +88,10 @@ public struct DeviceTypeMetadata: Hashable, Sendable {
 
 /// A typed view of a trait. Standard traits are generated (``OnOffTrait``); a vendor defines
 /// its own under its namespace and reads it with `deviceType.traits[Vendor.SomeTrait.self]`.
-public protocol Trait: Sendable {
+///
+/// Two views are equal when they show the same state, so
+/// `.compactMap { $0.matterTraits.onOffTrait }.removeDuplicates()` works.
+public protocol Trait: Sendable, Equatable {
     /// The trait (cluster) ID.
     static var identifier: TraitID { get }
     /// Builds the view over a trait's state.
@@ -90,11 +100,16 @@ public protocol Trait: Sendable {
 }
 
 extension Trait {
+    /// Equal state (attributes, connectivity): what `removeDuplicates()` on one device's
+    /// trait needs. Where the trait sits is not compared; compare device types for that.
+    public static func == (a: Self, b: Self) -> Bool { a.state == b.state }
+
     public var metadata: TraitMetadata { TraitMetadata(sourceConnectivity: state.sourceConnectivity) }
 }
 
-/// A typed view of a device type, such as ``OnOffLightDeviceType``.
-public protocol DeviceType: Sendable {
+/// A typed view of a device type, such as ``OnOffLightDeviceType``. Equal when it shows the
+/// same state of the same device.
+public protocol DeviceType: Sendable, Equatable {
     static var identifier: DeviceTypeID { get }
     init(state: DeviceTypeState, binding: TraitBinding)
     var state: DeviceTypeState { get }
@@ -102,6 +117,9 @@ public protocol DeviceType: Sendable {
 }
 
 extension DeviceType {
+    /// Equal state on the same device (the backend is not compared).
+    public static func == (a: Self, b: Self) -> Bool { a.state == b.state && a.binding.device == b.binding.device }
+
     public var metadata: DeviceTypeMetadata {
         DeviceTypeMetadata(isPrimaryType: state.isPrimary, sourceConnectivity: state.sourceConnectivity)
     }
@@ -158,6 +176,9 @@ extension HomeDevice: Equatable {
 /// The device types of a device: `get`, `contains`, `subscribe`, `subscribeAll`.
 public struct DeviceTypes: Sendable {
     let device: HomeDevice
+
+    /// Where the device's commands and subscriptions go (nil for a detached device).
+    public var backend: (any HomeBackend)? { device.backend }
 
     func make<T: DeviceType>(_ type: T.Type, from snapshot: DeviceSnapshot) -> T? {
         snapshot.type(T.identifier).map {
@@ -239,4 +260,9 @@ public struct DeviceTypeSet: Sendable {
     }
 
     public var ids: [DeviceTypeID] { snapshot.types.map(\.id) }
+}
+
+extension DeviceTypeSet: Equatable {
+    /// The same device types in the same state on the same device.
+    public static func == (a: DeviceTypeSet, b: DeviceTypeSet) -> Bool { a.snapshot.id == b.snapshot.id && a.snapshot.types == b.snapshot.types }
 }
