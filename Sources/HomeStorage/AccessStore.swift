@@ -300,10 +300,6 @@ public final class AccessStore: AccessControl {
         }
     }
 
-    /// Revokes a token (sign-out, or an admin revoking a grant).
-    ///
-    /// - Returns: false when it was unknown or already revoked.
-    @discardableResult
     /// An admin changes a live app grant's scope (the app keeps its validation mode).
     public func updateGrant(id: String, scope: GrantScope) throws(HomeError) {
         try write { db in
@@ -316,6 +312,10 @@ public final class AccessStore: AccessControl {
         }
     }
 
+    /// Revokes a token (sign-out, or an admin revoking a grant).
+    ///
+    /// - Returns: false when it was unknown or already revoked.
+    @discardableResult
     public func revokeToken(id: String) throws(HomeError) -> Bool {
         try write { db in
             try db.execute(

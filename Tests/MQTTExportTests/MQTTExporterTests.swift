@@ -313,8 +313,8 @@ final class LogCapture: LogHandler, @unchecked Sendable {
         get { nil }
         set {}
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        lines.withLock { $0.append("\(message) \(metadata ?? [:])") }
+    func log(event: LogEvent) {
+        lines.withLock { $0.append("\(event.message) \(event.metadata ?? [:])") }
     }
     func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
 }
