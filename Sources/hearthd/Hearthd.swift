@@ -95,11 +95,7 @@ struct Hearthd: AsyncParsableCommand {
         let lock: DatabaseLock?
         do {
             lock = check ? nil : try DatabaseLock(database: databasePath, holder: "hearthd")
-            database = try HearthDatabase(path: databasePath) { migrator in
-                AccessStore.registerMigrations(in: &migrator)
-                ExposureStateStore.registerMigrations(in: &migrator)
-                AutomationStateStore.registerMigrations(in: &migrator)
-            }
+            database = try HearthDatabase.daemon(path: databasePath)
         } catch {
             logger.critical("cannot open the database: \(error.message)")
             throw ExitCode(74)  // EX_IOERR

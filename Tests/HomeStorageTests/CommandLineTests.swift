@@ -61,6 +61,20 @@ import Testing
         #expect(try copy.loadLayout().rooms == h.db.loadLayout().rooms)
     }
 
+    /// hearthd's own file has the access, exposure and automation tables beside the layout: the
+    /// maintenance subcommands must know them (they were refused as "a newer schema" before).
+    @Test func backupThenRestore_ofTheDaemonsOwnDatabase_withItsStoresTables() async throws {
+        let dir = TempDir()
+        let path = dir.path("var/hearth.sqlite")
+        let db = try HearthDatabase.daemon(path: path)
+        #expect(db.knownMigrations.contains("access-v1") && db.knownMigrations.contains("automation-v1"))
+        let backup = try await Self.run("hearth", ["backup", "--database", path, "--output", "layout.json"], in: dir)
+        #expect(backup.status == 0, "\(backup.stderr)")
+        let restore = try await Self.run("hearth", ["restore", "--database", "var/copy.sqlite", "--input", "layout.json"], in: dir)
+        #expect(restore.status == 0, "\(restore.stderr)")
+        _ = try HearthDatabase.daemon(path: dir.path("var/copy.sqlite"))
+    }
+
     @Test func restore_isRefusedWhileTheDatabaseIsInUse() async throws {
         let dir = TempDir()
         let h = try BackupTests.populated(dir)

@@ -7,7 +7,7 @@ import HAPBridge
 /// Opens the database for a CLI command, turning errors into a clean exit.
 func openDatabase(_ path: String) throws -> HearthDatabase {
     do {
-        return try HearthDatabase(path: path)
+        return try HearthDatabase.daemon(path: path)
     } catch {
         FileHandle.standardError.write(Data("hearth: \(error.message)\n".utf8))
         throw ExitCode(74)
