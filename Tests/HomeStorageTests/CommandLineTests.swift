@@ -56,7 +56,7 @@ import Testing
 
         let restore = try await Self.run("hearth", ["restore", "--database", "var/copy.sqlite", "--input", "layout.json"], in: dir)
         #expect(restore.status == 0, "\(restore.stderr)")
-        let copy = try HearthDatabase(path: dir.path("var/copy.sqlite"))
+        let copy = try HearthDatabase.daemon(path: dir.path("var/copy.sqlite"))
         #expect(try copy.registry() == h.db.registry())
         #expect(try copy.loadLayout().rooms == h.db.loadLayout().rooms)
     }
