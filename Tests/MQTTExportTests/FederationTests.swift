@@ -78,6 +78,7 @@ import Testing
         let homeB = coreB.home(for: .system)
         let structure = try homeB.createStructure(named: "House")
         try homeB.commission(relay.id, name: "Garage relay", structure: structure)
+        try await Self.online(coreB, relay.id)
         _ = try await homeB.invoke(CommandRequest(device: relay.id, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
         try await within(20, "A's relay on") {
             while coreA.state.devices["gpio:relay"]?.types[0].traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] != .bool(true) {
@@ -96,6 +97,7 @@ import Testing
         #expect(bulbColor?[ColorControlTrait.Attribute.colorTempPhysicalMinMireds] == .int(153))
         #expect(bulbColor?[ColorControlTrait.Attribute.colorTempPhysicalMaxMireds] == .int(454))
         try homeB.commission(bulb.id, name: "Bulb", structure: structure)
+        try await Self.online(coreB, bulb.id)
         _ = try await homeB.invoke(CommandRequest(
             device: bulb.id, deviceType: ExtendedColorLightDeviceType.identifier, trait: ColorControlTrait.identifier,
             command: ColorControlTrait.Command.moveToColorTemperature,
@@ -147,6 +149,7 @@ import Testing
         let relay = try #require(try await within(30, "A's relay on B through the bridge") { await Self.discovered(coreB, named: "Relay") })
         let homeB = coreB.home(for: .system)
         try homeB.commission(relay.id, name: "Garage relay", structure: try homeB.createStructure(named: "House"))
+        try await Self.online(coreB, relay.id)
         _ = try await homeB.invoke(CommandRequest(device: relay.id, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
         try await within(20, "B sees A's relay on") {
             while coreB.state.devices[relay.id]?.type(OnOffPlugInUnitDeviceType.identifier)?.traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] != .bool(true) {
@@ -158,6 +161,14 @@ import Testing
         _ = try? await runA.value
         try await within(20, "B marks the relay offline") {
             while coreB.state.devices[relay.id]?.sourceConnectivity.connectivityState != .offline { try await Task.sleep(for: .milliseconds(20)) }
+        }
+    }
+
+    /// Waits until the imported device is online: its availability arrives after its discovery
+    /// config, and a command to a trait still `unknown` fails fast with `deviceOffline`.
+    static func online(_ core: HomeCore, _ id: DeviceID) async throws {
+        try await within(20, "\(id) online") {
+            while core.state.devices[id]?.sourceConnectivity.connectivityState != .online { try await Task.sleep(for: .milliseconds(20)) }
         }
     }
 

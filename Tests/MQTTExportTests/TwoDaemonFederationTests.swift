@@ -149,6 +149,13 @@ import Testing
         // B commissions and switches A's relay: the simulated line goes high on A, and the state comes back.
         let structure = try await home.createStructure(named: "House")
         _ = try await home.commission(relay.id, name: "Garage relay", structure: structure.id)
+        // Its availability arrives after its discovery config; a command to a trait still
+        // `unknown` fails fast with deviceOffline.
+        try await within(30, "the relay online on B") {
+            while try await home.currentDevice(id: relay.id).snapshot.sourceConnectivity.connectivityState != .online {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
         _ = try await home.invoke(CommandRequest(device: relay.id, deviceType: OnOffPlugInUnitDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
         try await within(30, "B sees the relay on") {
             while true {
