@@ -69,14 +69,14 @@ public struct ExportStateMachine: Sendable {
         let new = mapper.export(device)
         guard !new.configs.isEmpty else { return [] }
         exported[device.id] = new
-        // A change of shape (types, name) is handled by devices(_:); here only state and availability.
-        var effects: [Effect] = []
-        if new.state != old.state { effects.append(.publish(topic: topics.state(new.slug), payload: new.state, retain: true)) }
-        if new.online != old.online { effects.append(availability(new)) }
+        // A change of shape (a switch that became a read-only sensor after a policy change, a
+        // renamed device) is carried out in full here: what is recorded as exported is what the
+        // broker carries, so the device set that follows finds nothing left to clear.
         if new.configs != old.configs {
-            for c in new.configs where !old.configs.contains(c) { effects.append(.publish(topic: c.topic, payload: c.payload, retain: true)) }
+            configTopics.subtract(old.configs.map(\.topic))
+            configTopics.formUnion(new.configs.map(\.topic))
         }
-        return connected ? effects : []
+        return connected ? change(from: old, to: new) : []
     }
 
     /// A button press or other event of an exported device.

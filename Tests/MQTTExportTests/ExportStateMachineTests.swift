@@ -168,6 +168,37 @@ import Testing
         #expect(back.contains { if case .publish(let t, let p, _) = $0 { t == topics.config("switch", "\(relaySlug)_onoff") && !p.isEmpty } else { false } })
     }
 
+    /// The race CI found: the policy turns read only, and a change of the relay reaches the
+    /// machine before the device set that follows the policy. The change must carry out the
+    /// whole change of shape (the switch config cleared, the sensor's published), and the set
+    /// after it has nothing left to do — before, the switch config stayed on the broker for good.
+    @Test func aChangeArrivingBeforeTheDeviceSetAfterAPolicyChangeStillClearsTheOldShape() throws {
+        let (core, _) = ExportFixtures.core()
+        var m = ExportStateMachine(mapper: ExportMapper(topics: topics))
+        let open = ExposurePolicy(includeSensitive: true)
+        _ = m.devices(ExportPolicyHelper.exposed(core, policy: open))
+        _ = m.connectedToBroker()
+        let relaySlug = ExportTopics.slug("gpio:relay")
+        let switchTopic = topics.config("switch", "\(relaySlug)_onoff")
+        let sensorTopic = topics.config("binary_sensor", "\(relaySlug)_onoff")
+        #expect(m.configTopics.contains(switchTopic))
+
+        m.allowControl(false)
+        let readOnly = ExposurePolicy(includeSensitive: true, allowControl: false)
+        let relay = try #require(ExportPolicyHelper.exposed(core, policy: readOnly).first { $0.id == "gpio:relay" })
+        let out = published(m.updated(relay))
+        #expect(out[switchTopic] == [], "the switch config is cleared")
+        let sensor = try #require(out[sensorTopic])
+        #expect(!String(decoding: sensor, as: UTF8.self).contains("command_topic"))
+        #expect(!m.configTopics.contains(switchTopic) && m.configTopics.contains(sensorTopic))
+
+        // The device set that follows the policy: the relay is already in its new shape.
+        let rest = m.devices(ExportPolicyHelper.exposed(core, policy: readOnly))
+        #expect(!rest.contains { if case .publish(let t, _, _) = $0 { t == switchTopic || t == sensorTopic } else { false } }, "\(rest)")
+        // A retained switch config seen later is ours no more: it is cleared as stale.
+        #expect(m.message(topic: switchTopic, payload: Array("{}".utf8), retained: true) == [.publish(topic: switchTopic, payload: [], retain: true)])
+    }
+
     @Test func buttonsGetDeviceTriggersAndEventsGoToTheActionTopic() throws {
         var (m, _) = machine()
         let out = published(m.connectedToBroker())
