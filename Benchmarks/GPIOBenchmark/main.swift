@@ -57,7 +57,7 @@ func startPlugin(_ source: any EdgeSource, simulator: GPIOSimulator, buttons: [(
     for b in buttons {
         lines.append([
             "id": .string("b\(b.line)"), "chip": .string(source.chip), "line": .int(Int64(b.line)), "role": "button",
-            "debounce": .string(b.debounce), "multi-press-window": 0, "long-press": "1h", "name": .string("Button \(b.line)"),
+            "debounce": .string(b.debounce), "chatter-guard": false, "multi-press-window": 0, "long-press": "1h", "name": .string("Button \(b.line)"),
             "room": "Bench",
         ])
     }

@@ -19,6 +19,17 @@ import Testing
         #expect(guard_.deadline == nil)
     }
 
+    @Test func off_passesEveryChange_andNeverTrips() {
+        var guard_ = ChatterGuard<Instant>(limit: .max, initial: false)
+        var level = false
+        for i in 0..<10_000 {
+            level.toggle()
+            let change = LevelChange(level: level, timestampNanoseconds: UInt64(i))
+            #expect(guard_.change(change, at: at(i)) == .pass(change))
+        }
+        #expect(!guard_.isChattering && guard_.deadline == nil && guard_.reported == level)
+    }
+
     @Test func aLineChatteringForMinutes_behindA20msDebounce_isSetAsideOnce_andKeepsItsLastSteadyLevel() throws {
         // A failing contact: each level holds 25 ms, just longer than the 20 ms debounce window,
         // for three minutes. The debouncer lets every change through; the guard must not.

@@ -26,7 +26,7 @@ import Testing
                         "chip": "gpiochip0", "line": "GPIO17", "role": "contact", "active-low": true, "bias": "pull-up",
                         "debounce": "20ms", "name": "Front door", "room": "Hallway",
                     ],
-                    ["id": "pir", "chip": "pinctrl-rp1", "line": 4, "role": "motion", "hold-on": "2min"],
+                    ["id": "pir", "chip": "pinctrl-rp1", "line": 4, "role": "motion", "hold-on": "2min", "chatter-guard": false],
                     ["chip": "gpiochip0", "line": "5", "role": "button", "long-press": 1.5, "multi-press-window": "300ms", "multi-press-max": 4],
                     ["chip": "gpiochip0", "line": 6, "role": "relay", "initial": "restore", "active-low": true],
                 ],
@@ -39,6 +39,7 @@ import Testing
         #expect(config.lines[0].debounce.duration == .milliseconds(20))
         #expect(config.lines[1].localID == "pir")
         #expect(config.lines[1].holdOn?.duration == .seconds(120))
+        #expect(config.lines[0].chatterGuard && !config.lines[1].chatterGuard)
         #expect(config.lines[2].line == .offset(5))
         #expect(config.lines[2].longPress?.duration == .milliseconds(1500))
         #expect(config.lines[3].initial == .restore)
@@ -63,6 +64,8 @@ import Testing
         BadInput(value: ["lines": [["chip": "c", "line": 1, "role": "relay", "bias": "pull-up"]]], key: "lines[0].bias", mentions: "inputs only"),
         BadInput(value: ["lines": [["chip": "c", "line": 1, "role": "contact", "name": "Door 🚪"]]], key: "lines[0].name", mentions: "not a valid device name"),
         BadInput(value: ["lines": [["chip": "c", "line": 1, "role": "contact", "bias": "up"]]], key: "lines[0].bias", mentions: "up"),
+        BadInput(value: ["lines": [["chip": "c", "line": 1, "role": "relay", "chatter-guard": false]]], key: "lines[0].chatter-guard", mentions: "inputs only"),
+        BadInput(value: ["lines": [["chip": "c", "line": 1, "role": "contact", "chatter-guard": "no"]]], key: "lines[0].chatter-guard", mentions: "chatter-guard"),
     ]
 
     @Test(arguments: badInputs)

@@ -318,4 +318,22 @@ import Testing
         #expect(host.logLines.contains { $0.contains("GPIO device 'sw' (line GPIO2 of chip sim0) is steady again") })
         await stop(task)
     }
+
+    @Test func aLineWithTheChatterGuardOff_passesEveryChange_andNeverWarns() async throws {
+        // A pulse line (a flow meter): 400 changes within 10 s is its job, not a fault.
+        let (host, task) = try start([["id": "pulse", "chip": "sim0", "line": "GPIO3", "role": "toggle-switch", "chatter-guard": false]])
+        let position = { @Sendable (h: TestHost) in h.value("pulse", SwitchTrait.identifier, SwitchTrait.Attribute.currentPosition) }
+        await host.wait { position($0) == .int(0) }
+        var high = false
+        for _ in 0..<400 {
+            high.toggle()
+            try sim.setPull(chip: "sim0", line: "GPIO3", high: high)
+            clock.advance(by: .milliseconds(25))
+        }
+        await host.wait { $0.events.count == 400 }
+        #expect(host.events.count == 400, "every change reached the home")
+        #expect(!host.logLines.contains { $0.contains("chatters") }, "\(host.logLines)")
+        #expect(position(host) == .int(0))
+        await stop(task)
+    }
 }

@@ -17,6 +17,10 @@ public struct ChatterGuard<Instant: InstantProtocol>: Sendable where Instant.Dur
         case suppressed
     }
 
+    /// More than this many changes within the window is chatter, unless set otherwise.
+    public static var defaultLimit: Int { 24 }
+
+    /// `.max`: never chatter (the guard is off for the line, `chatter-guard: false`).
     public let limit: Int
     public let window: Duration
     public let quiet: Duration
@@ -36,7 +40,7 @@ public struct ChatterGuard<Instant: InstantProtocol>: Sendable where Instant.Dur
     ///   - limit: more changes than this within `window` is chatter (default 24: a dozen presses).
     ///   - window: the span the changes are counted over (default 10 s).
     ///   - quiet: how long the line must hold one level to count again (default 10 s).
-    public init(limit: Int = 24, window: Duration = .seconds(10), quiet: Duration = .seconds(10), initial: Bool) {
+    public init(limit: Int = Self.defaultLimit, window: Duration = .seconds(10), quiet: Duration = .seconds(10), initial: Bool) {
         self.limit = limit
         self.window = window
         self.quiet = quiet
@@ -54,6 +58,11 @@ public struct ChatterGuard<Instant: InstantProtocol>: Sendable where Instant.Dur
         if isChattering {
             ignored += 1
             return .suppressed
+        }
+        guard limit < .max else {
+            // Off: nothing is counted, so a fast pulse line costs nothing here.
+            reported = change.level
+            return .pass(change)
         }
         recent.append(now)
         let window = window

@@ -113,6 +113,7 @@ public struct GPIOConfiguration: Decodable, Sendable, Hashable {
             if line.role.isOutput {
                 if line.debounce.duration > .zero { throw fail("\(at).debounce", "outputs are not debounced") }
                 if line.bias != nil { throw fail("\(at).bias", "a bias applies to inputs only") }
+                if !line.chatterGuard { throw fail("\(at).chatter-guard", "outputs are not guarded against chatter; it applies to inputs only") }
             } else if line.initial != nil {
                 throw fail("\(at).initial", "only outputs (relay, light, plug) have an initial state")
             }
@@ -169,6 +170,9 @@ public struct LineConfiguration: Decodable, Sendable, Hashable {
     /// Outputs: whether the device offers Identify, blinking the output (once a second) while it
     /// identifies. Off unless set: blinking a pump, a heater or a garage door is not safe.
     public var identify: Bool
+    /// Inputs: whether a chattering line is set aside (``ChatterGuard``). On unless set off: a
+    /// pulse output (a flow or energy meter, a fast counter) changes that often on purpose.
+    public var chatterGuard: Bool
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, chip, line, role, bias, debounce, name, room, initial, vendor, model, identify
@@ -180,6 +184,7 @@ public struct LineConfiguration: Decodable, Sendable, Hashable {
         case statusLine = "status-line"
         case serialNumber = "serial-number"
         case hardwareVersion = "hardware-version"
+        case chatterGuard = "chatter-guard"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -204,6 +209,7 @@ public struct LineConfiguration: Decodable, Sendable, Hashable {
         serialNumber = try c.decodeIfPresent(String.self, forKey: .serialNumber)
         hardwareVersion = try c.decodeIfPresent(String.self, forKey: .hardwareVersion)
         identify = try c.decodeIfPresent(Bool.self, forKey: .identify) ?? false
+        chatterGuard = try c.decodeIfPresent(Bool.self, forKey: .chatterGuard) ?? true
     }
 
     /// The device's local ID.

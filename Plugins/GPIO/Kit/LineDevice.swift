@@ -59,7 +59,7 @@ final class LineDevice<C: Clock>: Sendable where C.Duration == Duration {
             case .relay, .light, .plug: .output
             }
         state = Mutex(
-            State(debouncer: Debouncer(window: config.debounce.duration, initial: false), chatter: ChatterGuard(initial: false), behaviour: behaviour))
+            State(debouncer: Debouncer(window: config.debounce.duration, initial: false), chatter: ChatterGuard(limit: config.chatterGuard ? ChatterGuard<C.Instant>.defaultLimit : .max, initial: false), behaviour: behaviour))
         description = config.deviceDescription(multiPress: config.buttonSettings)
     }
 
