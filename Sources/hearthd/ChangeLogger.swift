@@ -10,6 +10,13 @@ struct ChangeLogger: Service {
     let logger: Logger
 
     func run() async throws {
+        // Everything it writes is at info: above that level it would only do work to throw away
+        // (a subscription per device and a diff per change).
+        // It stays until shutdown all the same: a service that returns would stop the group.
+        guard logger.logLevel <= .info else {
+            try? await gracefulShutdown()
+            return
+        }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await watchDevices(self.home.devices(), label: "device") }

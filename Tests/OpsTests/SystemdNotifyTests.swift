@@ -82,3 +82,32 @@ final class NotifySocket: Sendable {
         #expect(process.terminationStatus == 0)
     }
 }
+
+/// `log: { level: warning }`: the change observer does no work (it writes only at info) and the
+/// daemon still runs until it is stopped — a service that returned early would stop them all.
+@Suite struct QuietLogLevelTests {
+    @Test func at_warning_hearthd_runs_writes_no_info_and_stops_cleanly() async throws {
+        let dir = try Scratch("hearth-quiet")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.at("plugins"), withIntermediateDirectories: true)
+        try "storage:\n  database: \(dir.at("hearth.sqlite"))\nlog: { level: warning }\nplugins:\n  directories: [\(dir.at("plugins"))]\n"
+            .write(toFile: dir.at("hearth.yaml"), atomically: true, encoding: .utf8)
+        let socket = try NotifySocket(path: dir.at("notify"))
+        let daemon = try Daemon(config: dir.at("hearth.yaml"), in: dir.path, environment: ["NOTIFY_SOCKET": socket.path])
+        defer { daemon.stop() }
+        let ready = await socket.receive()
+        #expect(ready?.contains("READY=1") == true)
+        try await Task.sleep(for: .seconds(1))  // long enough for a service that would end at once to end the group
+        #expect(daemon.process.isRunning, "hearthd ended by itself: \(daemon.lines)")
+        daemon.process.terminate()
+        var last: String?
+        while let message = await socket.receive() {
+            last = message
+            if message.contains("STOPPING=1") { break }
+        }
+        #expect(last?.contains("STOPPING=1") == true)
+        await daemon.exited()
+        #expect(daemon.process.terminationStatus == 0)
+        #expect(!daemon.lines.contains { $0.contains(" info ") || $0.hasPrefix("info") }, "\(daemon.lines)")
+    }
+}
