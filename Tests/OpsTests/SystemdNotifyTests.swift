@@ -44,14 +44,19 @@ final class NotifySocket: Sendable {
     }
 }
 
+/// A hearth.yaml with a scratch database and an empty plugin folder (nothing else runs).
+func writeBareConfig(in dir: Scratch, extra: String = "") throws {
+    try FileManager.default.createDirectory(atPath: dir.at("plugins"), withIntermediateDirectories: true)
+    try "storage:\n  database: \(dir.at("hearth.sqlite"))\n\(extra)plugins:\n  directories: [\(dir.at("plugins"))]\n"
+        .write(toFile: dir.at("hearth.yaml"), atomically: true, encoding: .utf8)
+}
+
 /// The real hearthd as systemd runs it with `Type=notify`.
 @Suite struct SystemdNotifyTests {
     @Test func hearthd_says_ready_pings_the_watchdog_and_says_stopping() async throws {
         let dir = try Scratch("hearth-notify")
         defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.at("plugins"), withIntermediateDirectories: true)
-        try "storage:\n  database: \(dir.at("hearth.sqlite"))\nplugins:\n  directories: [\(dir.at("plugins"))]\n"
-            .write(toFile: dir.at("hearth.yaml"), atomically: true, encoding: .utf8)
+        try writeBareConfig(in: dir)
         let socket = try NotifySocket(path: dir.at("notify"))
 
         let process = Process()
@@ -89,9 +94,7 @@ final class NotifySocket: Sendable {
     @Test func at_warning_hearthd_runs_writes_no_info_and_stops_cleanly() async throws {
         let dir = try Scratch("hearth-quiet")
         defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.at("plugins"), withIntermediateDirectories: true)
-        try "storage:\n  database: \(dir.at("hearth.sqlite"))\nlog: { level: warning }\nplugins:\n  directories: [\(dir.at("plugins"))]\n"
-            .write(toFile: dir.at("hearth.yaml"), atomically: true, encoding: .utf8)
+        try writeBareConfig(in: dir, extra: "log: { level: warning }\n")
         let socket = try NotifySocket(path: dir.at("notify"))
         let daemon = try Daemon(config: dir.at("hearth.yaml"), in: dir.path, environment: ["NOTIFY_SOCKET": socket.path])
         defer { daemon.stop() }
