@@ -271,7 +271,7 @@ let package = Package(
         // A PASE responder on UDP for the real CHIP controller (scripts/test-matter-controller).
         .executableTarget(
             name: "matter-test-responder",
-            dependencies: ["MatterSecurity", "MatterMessaging", "MatterTLV", "MatterCommissioning", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MatterSecurity", "MatterMessaging", "MatterTLV", "MatterCommissioning", "HAP", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: settings),
 
         // Commissioning (issue 21): fabric table, fail-safe, the General Commissioning, Operational

@@ -1,7 +1,7 @@
 // The commissionee's side of AddNOC with a real commissioner's certificate authority
 // (scripts/test-matter-controller):
 //
-//   matter-test-responder commissioning-check DIR [--wait SECONDS]
+//   matter-test-responder commissioning-check DIR [--wait SECONDS] [--advertise]
 //
 // Runs MatterCommissioning's logic as a commissioner would drive it over PASE: ArmFailSafe,
 // AttestationRequest (checked with MatterSecurity's verifier against the test PAA),
@@ -10,7 +10,11 @@
 // the script to create DIR/comm.ready once it has, and
 // feeds them to AddTrustedRootCertificate and AddNOC, then CommissioningComplete over CASE.
 // Prints "ADDNOC OK …" with the fabric entry and exits 0; "ADDNOC FAILED …" and 1 otherwise.
+// With --advertise it then publishes the commissionable and the operational record through
+// avahi (HAP's DNSSDAdvertiser), prints "ADVERTISED", and withdraws them once the script has
+// browsed them (DIR/comm.browsed) or after the wait.
 import Glibc
+import HAP
 import MatterCommissioning
 import MatterSecurity
 
@@ -23,6 +27,7 @@ func commissioningFail(_ message: String) -> Never {
 func runCommissioningCheck(_ arguments: [String]) -> Never {
     guard let dir = arguments.first else { commissioningFail("usage: commissioning-check DIR [--wait SECONDS]") }
     let waitSeconds = arguments.count >= 3 && arguments[1] == "--wait" ? Int(arguments[2]) ?? 30 : 30
+    let advertise = arguments.contains("--advertise")
     do {
         let attestation = try DevelopmentAttestation.installationCredentials()
         var state = CommissioningState(attestation: attestation)
@@ -45,11 +50,7 @@ func runCommissioningCheck(_ arguments: [String]) -> Never {
         print("CSR written")
         fflush(nil)
         func hexFile(_ name: String) -> [UInt8]? { readText("\(dir)/\(name)").flatMap(hexBytes) }
-        var waited = 0
-        while access("\(dir)/comm.ready", F_OK) != 0, waited < waitSeconds * 10 {
-            usleep(100_000)
-            waited += 1
-        }
+        waitFor("\(dir)/comm.ready", seconds: waitSeconds)
         guard let noc = hexFile("comm.noc"), let rcac = hexFile("comm.rcac"), let ipk = hexFile("ipk") else {
             commissioningFail("the authority wrote no chain within \(waitSeconds) s")
         }
@@ -68,8 +69,31 @@ func runCommissioningCheck(_ arguments: [String]) -> Never {
         print("ADDNOC OK index=\(index) fabric=0x\(String(fabric.fabricID, radix: 16)) node=0x\(String(fabric.nodeID, radix: 16)) "
               + "compressedFabric=\(String(fabric.compressedFabricID, radix: 16)) instance=\(record.instanceName) subtype=\(record.subtypes[0])")
         fflush(nil)
+        if advertise {
+            let advertiser = DNSSDAdvertiser()
+            let commissionable = MatterAdvertisement.commissionable(
+                .init(discriminator: 3840, vendorID: 0xFFF1, productID: 0x8000, commissioningMode: 1, deviceType: 0x000E, deviceName: "Hearth"),
+                instanceName: "0123456789ABCDEF", port: 5541)
+            for (key, r) in [("c", commissionable), ("o", record)] {
+                try advertiser.publish(key: key, name: r.instanceName, type: r.serviceType, subtypes: r.subtypes, port: r.port,
+                                       txt: r.txt.map { ($0.key, $0.value) })
+            }
+            print("ADVERTISED")
+            fflush(nil)
+            waitFor("\(dir)/comm.browsed", seconds: waitSeconds)
+            advertiser.stop()
+        }
         exit(0)
     } catch {
         commissioningFail("\(error)")
+    }
+}
+
+/// Waits (bounded) for a file the script creates.
+func waitFor(_ path: String, seconds: Int) {
+    var waited = 0
+    while access(path, F_OK) != 0, waited < seconds * 10 {
+        usleep(100_000)
+        waited += 1
     }
 }
