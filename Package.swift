@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "HomeStorage",
             dependencies: [
-                pluginKit, "HomeCore", logging, grdb,
+                pluginKit, "HomeCore", logging, grdb, "MatterCommissioning",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -271,7 +271,21 @@ let package = Package(
         // A PASE responder on UDP for the real CHIP controller (scripts/test-matter-controller).
         .executableTarget(
             name: "matter-test-responder",
-            dependencies: ["MatterSecurity", "MatterMessaging", "MatterTLV", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MatterSecurity", "MatterMessaging", "MatterTLV", "MatterCommissioning", "HAP", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: settings),
+
+        // Commissioning (issue 21): fabric table, fail-safe, the General Commissioning, Operational
+        // Credentials and Administrator Commissioning commands' logic, ACL checks, DNS-SD records.
+        .target(
+            name: "MatterCommissioning",
+            dependencies: ["MatterSecurity", "MatterTLV", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: settings),
+        .testTarget(
+            name: "MatterCommissioningTests",
+            dependencies: [
+                "MatterCommissioning", "MatterSecurity", "MatterTLV", "HomeStorage", "HAP", grdb, logging,
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: settings),
 
         // What several test targets share: a real mosquitto on a free loopback port.

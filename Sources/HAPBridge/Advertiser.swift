@@ -1,54 +1,23 @@
-import Foundation
+import HAP
 import Logging
-import Synchronization
 
-/// Publishes `_hap._tcp` through the system's avahi daemon, by running `avahi-publish-service`
-/// (avahi-utils) for as long as the record should exist; a new TXT record replaces the process.
-/// Without avahi (no binary, no daemon) it logs once and the bridge still works by IP.
+/// Publishes `_hap._tcp` through the shared ``DNSSDAdvertiser`` (avahi); a new TXT record
+/// replaces the old one. Without avahi (no binary, no daemon) it logs why and the bridge still
+/// works by IP.
 final class Advertiser: Sendable {
     let logger: Logger
-    let process = Mutex<Process?>(nil)
+    let dnssd = DNSSDAdvertiser()
 
     init(logger: Logger) { self.logger = logger }
 
-    static func binary() -> String? {
-        for dir in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: dir + "/avahi-publish-service") {
-            return dir + "/avahi-publish-service"
-        }
-        return nil
-    }
-
     func publish(name: String, port: Int, txt: [(String, String)]) {
-        guard let binary = Self.binary() else {
-            logger.warning("HAP: avahi-publish-service not found (apt install avahi-utils); not advertising _hap._tcp, pair by IP")
-            return
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["-s", name, "_hap._tcp", String(port)] + txt.map { "\($0.0)=\($0.1)" }
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        let old = process.withLock { current in
-            defer { current = p }
-            return current
-        }
-        if let old, old.isRunning { old.terminate() }
         do {
-            try p.run()
+            try dnssd.publish(key: "hap", name: name, type: "_hap._tcp", port: UInt16(clamping: port), txt: txt)
             logger.info("HAP: advertising _hap._tcp through avahi", metadata: ["txt": "\(txt.map { "\($0.0)=\($0.1)" }.joined(separator: " "))"])
         } catch {
-            logger.warning("HAP: avahi-publish-service failed to start: \(error)")
+            logger.warning("HAP: not advertising _hap._tcp (\(error)); pair by IP")
         }
     }
 
-    func stop() {
-        let p = process.withLock { current in
-            defer { current = nil }
-            return current
-        }
-        if let p, p.isRunning {
-            p.terminate()
-            p.waitUntilExit()
-        }
-    }
+    func stop() { dnssd.stop() }
 }

@@ -70,6 +70,7 @@ func openSocket(port: UInt16) -> Int32 {
 switch CommandLine.arguments.dropFirst().first {
 case "case-csr": runCaseCSR(Array(CommandLine.arguments.dropFirst(2)))
 case "case-run": runCaseCheck(Array(CommandLine.arguments.dropFirst(2)))
+case "commissioning-check": runCommissioningCheck(Array(CommandLine.arguments.dropFirst(2)))
 default: break
 }
 
