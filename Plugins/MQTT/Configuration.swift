@@ -51,6 +51,11 @@ struct MQTTConfiguration: Decodable, Sendable {
         /// Node IDs (the `<node_id>` of `<prefix>/<component>/<node_id>/<object_id>/config`)
         /// skipped: hearthd adds its own MQTT export's, so a Hearth never imports itself.
         var ignoreNodes: [String]?
+        /// Discovered devices and entities kept at most (default 1024 and 4096); beyond them a
+        /// discovery message is refused. Raise them for a house that imports more (several
+        /// exporting Hearths).
+        var maximumDevices: Int?
+        var maximumEntities: Int?
     }
 
     var broker: Broker?
@@ -77,6 +82,8 @@ struct MQTTConfiguration: Decodable, Sendable {
         s.discoveryPrefix = (discovery?.enabled ?? true) ? (discovery?.prefix ?? "homeassistant") : nil
         s.maximumPayloadBytes = maximumPayloadBytes ?? 256 * 1024
         s.ignoredNodes = Set(discovery?.ignoreNodes ?? [])
+        s.maximumDevices = discovery?.maximumDevices ?? s.maximumDevices
+        s.maximumEntities = discovery?.maximumEntities ?? s.maximumEntities
         return s
     }
 
@@ -109,6 +116,11 @@ struct MQTTConfiguration: Decodable, Sendable {
         }
         if let prefix = discovery?.prefix, prefix.hasSuffix("/") || MQTTTopic.problem(prefix, .publish) != nil {
             throw .invalidArgument(configuration.problem(at: "discovery.prefix", "must be a topic without wildcards or a trailing '/', like homeassistant"))
+        }
+        for (key, value) in [("maximumDevices", discovery?.maximumDevices), ("maximumEntities", discovery?.maximumEntities)] {
+            if let value, !(1...1_000_000).contains(value) {
+                throw .invalidArgument(configuration.problem(at: "discovery.\(key)", "must be between 1 and 1000000, not \(value)"))
+            }
         }
         if let m = maximumPayloadBytes, !(64...(16 * 1024 * 1024)).contains(m) {
             throw .invalidArgument(configuration.problem(at: "maximumPayloadBytes", "must be between 64 and 16777216"))

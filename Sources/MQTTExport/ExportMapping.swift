@@ -301,8 +301,5 @@ public struct ExportMapper: Sendable {
     }
 
     /// Sorted-key JSON.
-    static func json(_ object: [String: Any]) -> [UInt8] {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Array(data)
-    }
+    static func json(_ object: [String: Any]) -> [UInt8] { ExportJSON.encode(object) }
 }

@@ -37,23 +37,19 @@ public struct ExportStateMachine: Sendable {
     static let online = Array("online".utf8)
     static let offline = Array("offline".utf8)
 
-    /// The set of exported devices changed (already filtered by the exposure policy).
+    /// The whole set of exported devices (already filtered by the exposure policy): a
+    /// session's first set, or the core's fresh snapshot after this reader fell behind. Devices
+    /// not in it leave; the others are published where they differ from what is out. O(n): the
+    /// per-change path is ``device(_:_:)``.
     public mutating func devices(_ devices: [DeviceSnapshot]) -> [Effect] {
-        var next: [DeviceID: ExportedDevice] = [:]
-        for d in devices {
-            let e = mapper.export(d)
-            if !e.configs.isEmpty { next[d.id] = e }
-        }
         var effects: [Effect] = []
-        for (id, old) in exported where next[id] == nil {
-            effects += removal(old)
+        let present = Set(devices.map(\.id))
+        for id in exported.keys.sorted() where !present.contains(id) {
+            effects += device(id, nil)
         }
-        for (id, new) in next.sorted(by: { $0.key < $1.key }) {
-            effects += change(from: exported[id], to: new)
+        for d in devices.sorted(by: { $0.id < $1.id }) {
+            effects += device(d.id, d)
         }
-        exported = next
-        bySlug = Dictionary(next.values.map { ($0.slug, $0.id) }, uniquingKeysWith: { a, _ in a })
-        configTopics = Set(next.values.flatMap { $0.configs.map(\.topic) }).union([mapper.bridgeConfig().topic])
         hasDevices = true
         guard connected else { return [] }
         for topic in staleCandidates.sorted() where !configTopics.contains(topic) {
@@ -63,20 +59,33 @@ public struct ExportStateMachine: Sendable {
         return effects
     }
 
-    /// One device's state or connectivity changed (a device not exported is ignored).
-    public mutating func updated(_ device: DeviceSnapshot) -> [Effect] {
-        guard let old = exported[device.id] else { return [] }
-        let new = mapper.export(device)
-        guard !new.configs.isEmpty else { return [] }
-        exported[device.id] = new
-        // A change of shape (a switch that became a read-only sensor after a policy change, a
-        // renamed device) is carried out in full here: what is recorded as exported is what the
-        // broker carries, so the device set that follows finds nothing left to clear.
-        if new.configs != old.configs {
-            configTopics.subtract(old.configs.map(\.topic))
-            configTopics.formUnion(new.configs.map(\.topic))
+    /// One device's newest state as the policy shows it, or nil when it is gone or stays home:
+    /// publishes what differs from what is out (configs added or cleared when its shape
+    /// changed, state, availability), or clears it when it leaves. O(1) in the number of devices.
+    public mutating func device(_ id: DeviceID, _ snapshot: DeviceSnapshot?) -> [Effect] {
+        let old = exported[id]
+        let new = snapshot.map { mapper.export($0) }.flatMap { $0.configs.isEmpty ? nil : $0 }
+        if let old {
+            for c in old.configs { configTopics.remove(c.topic) }
+            if bySlug[old.slug] == id { bySlug[old.slug] = nil }
         }
-        return connected ? change(from: old, to: new) : []
+        exported[id] = new
+        var effects: [Effect] = []
+        if let new {
+            for c in new.configs { configTopics.insert(c.topic) }
+            if bySlug[new.slug] == nil { bySlug[new.slug] = id }
+            effects = change(from: old, to: new)
+        } else if let old {
+            effects = removal(old)
+        }
+        return connected ? effects : []
+    }
+
+    /// One device's state, connectivity or shape changed (a device not exported is ignored:
+    /// whether it joins is for ``device(_:_:)``).
+    public mutating func updated(_ device: DeviceSnapshot) -> [Effect] {
+        guard exported[device.id] != nil else { return [] }
+        return self.device(device.id, device)
     }
 
     /// A button press or other event of an exported device.

@@ -145,25 +145,31 @@ public final class MQTTExporter: Service, Sendable {
         await session?.value
     }
 
+    /// One policy's export: the whole set once, then one device per change. Two feeds say
+    /// which devices changed — ``Query/stream()`` (joined, left, renamed, moved, connectivity;
+    /// a fresh snapshot when this reader fell behind) and ``Home/changedDevices()`` (state; it
+    /// starts with every device) — and ``refresh(_:policy:client:)`` reads their newest state,
+    /// so neither feed can put an older state or shape out after a newer one.
     func session(policy: ExposurePolicy, client: MosquittoClient) async {
         let home = core.home(for: policy.principal(door: "mqtt"))
-        // Read only: configs without command topics (republished by the device set that follows).
+        // Read only: configs without command topics; every device is re-exported below.
         step(client) { m in
             m.allowControl(policy.allowControl)
             return []
         }
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await set in home.devices().batched() {
-                    let devices = self.selection(set.map(\.snapshot), policy: policy)
-                    _ = self.step(client) { $0.devices(devices) }
+                for await change in home.devices().stream() {
+                    switch change {
+                    case .snapshot: self.refreshAll(policy: policy, client: client)
+                    case .added(let d), .updated(let d): self.refresh([d.id], policy: policy, client: client)
+                    case .removed(let id): self.refresh([id], policy: policy, client: client)
+                    }
                 }
             }
             group.addTask {
                 for await changed in home.changedDevices() {
-                    for d in self.selection(changed.devices.map(\.snapshot), policy: policy) {
-                        _ = self.step(client) { $0.updated(d) }
-                    }
+                    self.refresh(changed.devices.map(\.id), policy: policy, client: client)
                 }
             }
             group.addTask {
@@ -172,6 +178,27 @@ public final class MQTTExporter: Service, Sendable {
                 }
             }
         }
+    }
+
+    /// The devices exported under `policy` in the core's state now (a commissioned device the
+    /// policy lets out; the policy is stricter than the grant it makes).
+    func exposed(_ id: DeviceID, in state: HomeState, policy: ExposurePolicy) -> DeviceSnapshot? {
+        state.commissioned[id].flatMap { selection(CollectionOfOne($0), policy: policy).first }
+    }
+
+    /// Publishes what changed for these devices, from their state read under the state
+    /// machine's lock (so steps apply states in the core's order). O(1) per device.
+    func refresh(_ ids: [DeviceID], policy: ExposurePolicy, client: MosquittoClient) {
+        step(client) { m in
+            let state = core.state
+            return ids.flatMap { m.device($0, exposed($0, in: state, policy: policy)) }
+        }
+    }
+
+    /// The whole set again (a session's start, or the stream fell behind): devices no longer
+    /// exported leave. O(n).
+    func refreshAll(policy: ExposurePolicy, client: MosquittoClient) {
+        step(client) { m in m.devices(selection(core.state.commissioned.values, policy: policy)) }
     }
 
     func readBroker(_ client: MosquittoClient) async {

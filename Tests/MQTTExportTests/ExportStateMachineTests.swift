@@ -197,6 +197,47 @@ import Testing
         #expect(!rest.contains { if case .publish(let t, _, _) = $0 { t == switchTopic || t == sensorTopic } else { false } }, "\(rest)")
         // A retained switch config seen later is ours no more: it is cleared as stale.
         #expect(m.message(topic: switchTopic, payload: Array("{}".utf8), retained: true) == [.publish(topic: switchTopic, payload: [], retain: true)])
+
+    /// A policy edit (exclude the thermometer, read only) starts a new session, whose two feeds
+    /// race: the state feed starts with every device, and under load it can be read before the
+    /// device set. It used to re-export the relay with the read-only mapper through
+    /// `updated(_:)`, which published the new binary sensor config but never cleared the
+    /// switch's, and recorded the new shape, so the set that followed saw nothing to do: the
+    /// switch config stayed retained (ExposureCLITests' flaky "the relay a binary sensor" wait).
+    /// Whichever feed comes first, and through either entry, the end is the same.
+    @Test(arguments: [0, 1, 2]) func aReadOnlyPolicyEditReshapesTheRelayWhicheverFeedComesFirst(order: Int) throws {
+        var (m, _) = machine()
+        _ = m.connectedToBroker()
+        let (core, _) = ExportFixtures.core()
+        let edited = ExposurePolicy(excludedDevices: ["gpio:thermo"], allowControl: false)
+        let after = ExportPolicyHelper.exposed(core, policy: edited)
+        m.allowControl(false)
+        var effects: [ExportStateMachine.Effect] = []
+        switch order {
+        case 0:  // the state feed's first batch, then the set (the old session's two feeds)
+            for d in after { effects += m.updated(d) }
+            effects += m.devices(after)
+        case 1:  // the set first
+            effects += m.devices(after)
+            for d in after { effects += m.updated(d) }
+        default:  // the exporter now: each device re-read, the excluded one as nil, then the set
+            for id in ["gpio:relay", "gpio:thermo", "gpio:bulb"] as [DeviceID] { effects += m.device(id, after.first { $0.id == id }) }
+            effects += m.devices(after)
+        }
+        let out = published(effects)
+        let relay = ExportTopics.slug("gpio:relay")
+        let thermo = ExportTopics.slug("gpio:thermo")
+        #expect(out[topics.config("switch", "\(relay)_onoff")] == [], "the switch config is cleared")
+        let sensor = try #require(out[topics.config("binary_sensor", "\(relay)_onoff")])
+        #expect(!sensor.isEmpty && !String(decoding: sensor, as: UTF8.self).contains("command_topic"))
+        #expect(out[topics.config("sensor", "\(thermo)_temperature")] == [], "the excluded thermometer is cleared")
+        // What the machine stands behind matches: a retained switch config now is stale.
+        #expect(!m.configTopics.contains(topics.config("switch", "\(relay)_onoff")))
+        #expect(m.exported["gpio:thermo"] == nil)
+        #expect(m.message(topic: topics.config("switch", "\(relay)_onoff"), payload: Array("{}".utf8), retained: true)
+            == [.publish(topic: topics.config("switch", "\(relay)_onoff"), payload: [], retain: true)])
+        // Nothing left to do: the same set again publishes nothing.
+        #expect(m.devices(after).isEmpty)
     }
 
     @Test func buttonsGetDeviceTriggersAndEventsGoToTheActionTopic() throws {
