@@ -197,6 +197,7 @@ import Testing
         #expect(!rest.contains { if case .publish(let t, _, _) = $0 { t == switchTopic || t == sensorTopic } else { false } }, "\(rest)")
         // A retained switch config seen later is ours no more: it is cleared as stale.
         #expect(m.message(topic: switchTopic, payload: Array("{}".utf8), retained: true) == [.publish(topic: switchTopic, payload: [], retain: true)])
+    }
 
     /// A policy edit (exclude the thermometer, read only) starts a new session, whose two feeds
     /// race: the state feed starts with every device, and under load it can be read before the
