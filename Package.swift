@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HomeCore", "HomeAutomation", "HearthAPI", pluginKit, logging,
+                "HomeCore", "HearthAPI", pluginKit, logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),

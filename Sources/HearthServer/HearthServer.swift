@@ -1,6 +1,5 @@
 public import HearthAPI
 public import HomeCore
-public import HomeAutomation
 public import Logging
 public import ServiceLifecycle
 import HomeModel
@@ -68,7 +67,7 @@ public struct HearthServer: Service {
     let exposure: ExposureSettings?
     /// Scenes (`/scenes`) and automations (`/automations`); nil: those routes answer 404.
     let scenes: SceneBook?
-    let automations: AutomationEngine?
+    let automations: (any AutomationControl)?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
     /// Each device state's JSON, encoded once for every WebSocket subscription that sends it.
@@ -96,7 +95,7 @@ public struct HearthServer: Service {
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
         recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil,
-        scenes: SceneBook? = nil, automations: AutomationEngine? = nil
+        scenes: SceneBook? = nil, automations: (any AutomationControl)? = nil
     ) {
         self.exposure = exposure
         self.scenes = scenes

@@ -95,16 +95,7 @@ public struct AutomationConfig: Sendable {
 
     /// A decoding error's key path (`.starters[0]`) and message.
     public static func describeDecoding(_ error: DecodingError) -> (String, String) {
-        func path(_ keys: [any CodingKey]) -> String {
-            keys.map { k in k.intValue.map { "[\($0)]" } ?? ".\(k.stringValue)" }.joined()
-        }
-        switch error {
-        case .keyNotFound(let key, let c): return (path(c.codingPath), "missing key '\(key.stringValue)'")
-        case .typeMismatch(let t, let c): return (path(c.codingPath), "expected \(t)")
-        case .valueNotFound(let t, let c): return (path(c.codingPath), "missing \(t)")
-        case .dataCorrupted(let c): return (path(c.codingPath), c.debugDescription)
-        @unknown default: return ("", "\(error)")
-        }
+        error.pathAndMessage
     }
 
     /// `{id, name, room?, structure?, transition?, allowSensitive?, targets: [{device, type?, trait, attribute, value}]}`.

@@ -20,7 +20,7 @@ final class Channel<Element: Sendable>: Sendable {
 
     struct State: ReaderState {
         var buffer: Deque<Element> = []
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: Waiter?
         var finished = false
         var needsResync = false
         /// The newest version the consumer has or will get; nil before anything was pushed.
@@ -50,7 +50,7 @@ final class Channel<Element: Sendable>: Sendable {
     /// Offers an element at `version`. Never blocks.
     func push(_ element: Element, version: UInt64) {
         var overflowed = false
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
+        let waiter: Waiter? = state.withLock { s in
             guard !s.finished else { return nil }
             switch policy {
             case .latest:
@@ -96,7 +96,7 @@ final class Channel<Element: Sendable>: Sendable {
 
     /// Asks the consumer to take a fresh snapshot at its next read.
     func requestResync() {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
+        let waiter: Waiter? = state.withLock { s in
             s.needsResync = true
             s.buffer.removeAll()
             return s.takeWaiter()
@@ -146,9 +146,13 @@ final class Channel<Element: Sendable>: Sendable {
     }
 }
 
+/// A parked reader. Unchecked (no canary object allocated per wait, on the fan-out's path):
+/// it is only ever stored and taken under its buffer's lock, so it is resumed exactly once.
+typealias Waiter = UnsafeContinuation<Void, Never>
+
 /// The reader's side of a subscriber's buffer state: one waiting reader, and an end.
 protocol ReaderState {
-    var waiter: CheckedContinuation<Void, Never>? { get set }
+    var waiter: Waiter? { get set }
     var finished: Bool { get set }
     /// Whether the reader has something to take.
     var hasNews: Bool { get }
@@ -156,20 +160,20 @@ protocol ReaderState {
 
 extension ReaderState {
     /// The waiting reader, if any, to resume once the lock is released.
-    mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+    mutating func takeWaiter() -> Waiter? {
         defer { waiter = nil }
         return waiter
     }
 
     /// Marks the end; returns the reader to resume and whether it had already ended.
-    mutating func markFinished() -> (waiter: CheckedContinuation<Void, Never>?, wasFinished: Bool) {
+    mutating func markFinished() -> (waiter: Waiter?, wasFinished: Bool) {
         let was = finished
         finished = true
         return (takeWaiter(), was)
     }
 
     /// Keeps `c` as the waiting reader, or returns true when it may go on at once.
-    mutating func park(_ c: CheckedContinuation<Void, Never>) -> Bool {
+    mutating func park(_ c: Waiter) -> Bool {
         if finished || hasNews { return true }
         waiter = c
         return false
@@ -179,10 +183,10 @@ extension ReaderState {
 /// Suspends the reader until `park` (which holds the buffer's lock) keeps it and a producer
 /// resumes it, or at once when `park` says it may go on; cancelling the task runs `onCancel`.
 func parkReader(
-    _ park: (CheckedContinuation<Void, Never>) -> Bool, onCancel: @Sendable () -> Void
+    _ park: (Waiter) -> Bool, onCancel: @Sendable () -> Void
 ) async {
     await withTaskCancellationHandler {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+        await withUnsafeContinuation { (c: Waiter) in
             if park(c) { c.resume() }
         }
     } onCancel: {

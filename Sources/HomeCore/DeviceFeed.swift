@@ -20,7 +20,7 @@ final class DeviceFeed: UpdateSource {
     struct State: ReaderState {
         var pending: [DeviceID: HomeDevice] = [:]
         var version: UInt64 = 0
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: Waiter?
         var finished = false
         var hasNews: Bool { !pending.isEmpty }
     }

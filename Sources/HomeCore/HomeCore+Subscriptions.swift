@@ -190,21 +190,26 @@ extension HomeCore {
             if let id = box.id { self?.unregister(id) }
         })
         let kind: QueryKind = principal.role == .admin ? .discovered : .devices
+        // What a change of the device delivers: its view for this principal (shared with every
+        // other subscriber that sees it alike), or the end when it is gone or hidden.
+        let onDevice: @Sendable (inout DeviceViews, UInt64) -> (@Sendable () -> Void)? = { views, version in
+            guard let view = views.view(for: principal) else { return { channel.finish() } }
+            return { channel.push(HomeDevice(snapshot: view, backend: home), version: version) }
+        }
         let observer = Observer(
             session: principal.sessionID, device: id,
             onChange: { [weak self] _, after, outcome in
                 guard let self, outcome.devices.contains(where: { $0.0 == id }) else { return nil }
-                let view = self.visible(.devices, after.devices[id], principal)
-                    ?? (kind == .discovered ? self.visible(.discovered, after.devices[id], principal) : nil)
-                guard let view else { return { channel.finish() } }
-                return { channel.push(HomeDevice(snapshot: view, backend: home), version: after.version) }
+                var views = DeviceViews(after.devices[id], core: self, catalog: self.catalog)
+                return onDevice(&views, after.version)
             },
             finish: { channel.finish() },
             // A scope change that hides the device ends the subscription.
             refresh: { [weak self] in
                 guard let self else { return }
                 if self.visible(.devices, self.state.devices[id], principal) == nil, kind == .devices { channel.finish() }
-            })
+            },
+            onDevice: onDevice)
         box.id = register(observer)
         let state = self.state
         let view = visible(.devices, state.devices[id], principal)
@@ -313,4 +318,51 @@ final class IDBox: @unchecked Sendable {
 final class ChannelBox<Element: Sendable>: @unchecked Sendable {
     // Written once right after the channel is created, before any consumer can read it.
     var channel: Channel<Element>?
+}
+
+/// One changed device as its `device(id:)` observers see it, worked out once per change: the
+/// device is looked up once, and each distinct view (admin or not, under which grant scope) is
+/// computed once and shared, instead of a lookup, a scope check and a filtered copy per
+/// subscriber. The view is the one ``HomeCore/visible(_:_:_:)`` gives a `device(id:)`
+/// subscription: commissioned devices as the principal's current scope shows them, discovered
+/// devices to admins only.
+struct DeviceViews {
+    let device: DeviceSnapshot?
+    unowned let core: HomeCore
+    let catalog: Catalog
+    /// The sessions' changed scopes, read once (only when a scoped principal asks).
+    private var overrides: [String: GrantScope]?
+    private var seen: [(admin: Bool, scope: GrantScope?, view: DeviceSnapshot?)] = []
+
+    init(_ device: DeviceSnapshot?, core: HomeCore, catalog: Catalog) {
+        self.device = device
+        self.core = core
+        self.catalog = catalog
+    }
+
+    /// The device as `principal` sees it now, or nil when it is gone or hidden from it.
+    mutating func view(for principal: Principal) -> DeviceSnapshot? {
+        guard let device else { return nil }
+        let admin = principal.role == .admin
+        var scope = principal.scope
+        if scope != nil, let session = principal.sessionID {
+            if overrides == nil { overrides = core.scopeOverrides.withLock { $0 } }
+            scope = overrides![session] ?? scope
+        }
+        if scope == nil {
+            // Unscoped: no copy to share, just the commissioning check.
+            switch device.commissioning {
+            case .commissioned: return device
+            case .discovered: return admin ? device : nil
+            }
+        }
+        if let hit = seen.first(where: { $0.admin == admin && $0.scope == scope }) { return hit.view }
+        let view: DeviceSnapshot?
+        switch device.commissioning {
+        case .commissioned: view = scope!.view(of: device, catalog: catalog)
+        case .discovered: view = admin ? device : nil
+        }
+        seen.append((admin, scope, view))
+        return view
+    }
 }

@@ -46,6 +46,10 @@ public final class HomeCore: Sendable {
         let finish: @Sendable () -> Void
         /// Delivers the subscription's set again after its session's scope changed.
         var refresh: (@Sendable () -> Void)? = nil
+        /// A `device(id:)` observer's delivery, given its device as this change left it: the
+        /// core looks the device up and works out each distinct view once per change
+        /// (``DeviceViews``), not once per subscriber. Used instead of `onChange` when set.
+        var onDevice: (@Sendable (_ views: inout DeviceViews, _ version: UInt64) -> (@Sendable () -> Void)?)? = nil
     }
 
     struct Inner: Sendable {
@@ -198,8 +202,17 @@ public final class HomeCore: Sendable {
             }
             for (id, _) in outcome.devices {
                 guard let ids = inner.deviceObservers[id] else { continue }
+                var views = DeviceViews(after.devices[id], core: self, catalog: catalog)
+                deliveries.reserveCapacity(deliveries.count + ids.count)
                 for oid in ids {
-                    if let o = inner.observers[oid], let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+                    guard let o = inner.observers[oid] else { continue }
+                    let delivery: (@Sendable () -> Void)?
+                    if let onDevice = o.onDevice {
+                        delivery = onDevice(&views, after.version)
+                    } else {
+                        delivery = o.onChange(before, after, outcome)
+                    }
+                    if let delivery { deliveries.append(delivery) }
                 }
             }
             if !outcome.devices.isEmpty {

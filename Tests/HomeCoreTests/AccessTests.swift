@@ -57,6 +57,46 @@ import Testing
         #expect(try await withSensitive.devices().list().map(\.id) == ["p:lock"])
     }
 
+    /// The core works out a changed device's view once per distinct principal view and shares
+    /// it (`DeviceViews`): each subscriber must still get exactly its own view, the admin the
+    /// whole device, two apps with the same grant the same filtered one, an app whose grant was
+    /// just changed its new one, and an app whose grant now hides the device the end.
+    @Test func deviceSubscriptionsOfManyPrincipalsEachGetTheirOwnViewOfAChange() async throws {
+        func app(_ session: String, _ types: Set<DeviceTypeID>) -> Home {
+            core.home(for: Principal(id: "app:\(session)", role: .app, scope: GrantScope(deviceTypes: types, includeSensitive: false), sessionID: session))
+        }
+        let temperature = TemperatureSensorDeviceType.identifier, humidity = HumiditySensorDeviceType.identifier
+        var admin = core.home(for: .system).device(id: "p:thermo").makeAsyncIterator()
+        var a1 = app("t-a1", [temperature]).device(id: "p:thermo").makeAsyncIterator()
+        var a2 = app("t-a2", [temperature]).device(id: "p:thermo").makeAsyncIterator()
+        var both = app("t-both", [temperature, humidity]).device(id: "p:thermo").makeAsyncIterator()
+        var changed = app("t-changed", [temperature]).device(id: "p:thermo").makeAsyncIterator()
+        var hidden = app("t-hidden", [temperature]).device(id: "p:thermo").makeAsyncIterator()
+        // Each starts with the device as it is now.
+        #expect(await admin.next() != nil)
+        #expect(await a1.next() != nil)
+        #expect(await a2.next() != nil)
+        #expect(await both.next() != nil)
+        #expect(await changed.next() != nil)
+        #expect(await hidden.next() != nil)
+        core.updateScope(session: "t-changed", to: GrantScope(deviceTypes: [humidity], includeSensitive: false))
+        core.updateScope(session: "t-hidden", to: GrantScope(deviceTypes: [OnOffLightDeviceType.identifier], includeSensitive: false))
+        core.context(for: "p").report([
+            AttributeReport(localID: "thermo", trait: TemperatureMeasurementTrait.identifier, attribute: TemperatureMeasurementTrait.Attribute.measuredValue, value: .int(2150))
+        ])
+        func types(_ d: HomeDevice?) -> [DeviceTypeID] { d?.types.ids ?? [] }
+        func celsius(_ d: HomeDevice?) -> Int64? {
+            d?.snapshot.type(temperature)?.traits[TemperatureMeasurementTrait.identifier]?[TemperatureMeasurementTrait.Attribute.measuredValue]?.intValue
+        }
+        let fromAdmin = await admin.next(), fromA1 = await a1.next(), fromA2 = await a2.next(), fromBoth = await both.next()
+        #expect(types(fromAdmin) == [temperature, humidity] && celsius(fromAdmin) == 2150)
+        #expect(types(fromA1) == [temperature] && celsius(fromA1) == 2150)
+        #expect(types(fromA2) == [temperature] && celsius(fromA2) == 2150)
+        #expect(types(fromBoth) == [temperature, humidity] && celsius(fromBoth) == 2150)
+        #expect(types(await changed.next()) == [humidity])
+        #expect(await hidden.next() == nil)
+    }
+
     @Test func revokingASessionEndsItsSubscriptionsAndRefusesLaterCalls() async throws {
         let home = core.home(for: member)
         var it = home.devices().batched().makeAsyncIterator()

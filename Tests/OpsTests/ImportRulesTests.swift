@@ -14,17 +14,23 @@ import Testing
         defer { dir.remove() }
         let fm = FileManager.default
         try fm.copyItem(atPath: repositoryRoot + "/README.md", toPath: dir.at("README.md"))
-        for folder in ["Sources/HomeCore", "Sources/hearth", "Plugins/MQTT"] {
+        for folder in ["Sources/HomeCore", "Sources/hearth", "Plugins/MQTT", "Sources/HearthServer"] {
             try fm.createDirectory(atPath: dir.at(folder), withIntermediateDirectories: true)
         }
         try "import HomeModel\npublic import HomeStorage\n".write(toFile: dir.at("Sources/HomeCore/Leak.swift"), atomically: true, encoding: .utf8)
         try "import HearthClient\n@testable import HomeCore\n".write(toFile: dir.at("Sources/hearth/Leak.swift"), atomically: true, encoding: .utf8)
         try "import DriverAPI\nimport PluginHost\n".write(toFile: dir.at("Plugins/MQTT/Leak.swift"), atomically: true, encoding: .utf8)
+        // The server reaches automations through HomeCore's AutomationControl, never the engine.
+        try "import HearthAPI\nimport HomeAutomation\nimport HomeStorage\n".write(
+            toFile: dir.at("Sources/HearthServer/Leak.swift"), atomically: true, encoding: .utf8)
         let r = try await run(repositoryRoot + "/scripts/check-imports", [dir.path], in: dir.path)
         #expect(r.status != 0)
         #expect(r.stderr.contains("Sources/HomeCore/Leak.swift:2: imports HomeStorage"), "\(r.stderr)")
         #expect(r.stderr.contains("Sources/hearth/Leak.swift:2: imports HomeCore"), "\(r.stderr)")
         #expect(r.stderr.contains("Plugins/MQTT/Leak.swift:2: imports PluginHost"), "\(r.stderr)")
-        #expect(!r.stderr.contains("imports HomeModel") && !r.stderr.contains("imports HearthClient") && !r.stderr.contains("imports DriverAPI"))
+        #expect(r.stderr.contains("Sources/HearthServer/Leak.swift:2: imports HomeAutomation"), "\(r.stderr)")
+        #expect(r.stderr.contains("Sources/HearthServer/Leak.swift:3: imports HomeStorage"), "\(r.stderr)")
+        #expect(!r.stderr.contains("imports HomeModel") && !r.stderr.contains("imports HearthClient") && !r.stderr.contains("imports DriverAPI")
+                && !r.stderr.contains("imports HearthAPI"))
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import HashTreeCollections
 import HearthAPI
-import HomeAutomation
 import HomeCore
 import HomeModel
 import Hummingbird
@@ -10,8 +9,9 @@ import Hummingbird
 /// reads automations; the scene book and the engine refuse what a principal may not do
 /// (members create nothing; apps see only scenes inside their grant).
 ///
-/// The automation body is the engine's own JSON (`docs/automations.md`); its wire type is
-/// `HomeAutomation.Automation`, not a HearthAPI type (the IR lives beside its compiler).
+/// Automations are reached through HomeCore's ``AutomationControl`` (hearthd hands in the
+/// engine); the envelope is HearthAPI's ``WireAutomation``, the definition and the traces
+/// inside it the engine's own JSON (`docs/automations.md`), carried as JSON ``Value``s.
 struct AutomationRoutes {
     let server: HearthServer
 
@@ -56,75 +56,71 @@ struct AutomationRoutes {
 
         // MARK: Automations
         routes.get("automations") { _, context in
-            let (engine, principal) = try server.automationEngine(context)
-            return APIResponse.json(try await Self.run { try await engine.list(as: principal) }.map(AutomationBody.init))
+            let (automations, principal) = try server.automationControl(context)
+            return APIResponse.json(try await Self.run { try await automations.automations(as: principal) }.map(WireAutomation.init))
         }
         routes.get("automations/:id") { _, context in
-            let (engine, principal) = try server.automationEngine(context)
+            let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
-            return APIResponse.json(AutomationBody(try await Self.run { try await engine.record(id, as: principal) }))
+            return APIResponse.json(try WireAutomation(try await Self.run { try await automations.automation(id, as: principal) }))
         }
         routes.post("automations/validate") { request, context in
-            let (engine, _) = try server.automationEngine(context)
-            let a: Automation = try await Self.decode(request, limit: limit)
-            return APIResponse.json(IssuesBody(issues: await engine.validate(a)))
+            let (automations, _) = try server.automationControl(context)
+            let definition = try await Self.body(request, limit: limit)
+            return APIResponse.json(WireAutomationIssues(issues: try await automations.problems(in: definition).map(WireAutomationIssue.init)))
         }
         routes.post("automations") { request, context in
-            let (engine, principal) = try server.automationEngine(context)
-            let a: Automation = try await Self.decode(request, limit: limit)
-            if (try? await engine.record(a.id, as: .system)) != nil {
-                throw HomeError.conflict("automation '\(a.id)' exists; PUT /automations/\(a.id) to replace it")
-            }
-            return APIResponse.json(AutomationBody(try await Self.run { try await engine.save(a, as: principal) }), status: .created)
+            let (automations, principal) = try server.automationControl(context)
+            let definition = try await Self.body(request, limit: limit)
+            return APIResponse.json(try WireAutomation(try await Self.run { try await automations.create(definition, as: principal) }), status: .created)
         }
         routes.put("automations/:id") { request, context in
-            let (engine, principal) = try server.automationEngine(context)
-            var a: Automation = try await Self.decode(request, limit: limit)
-            a.id = try context.parameter("id")
-            let revision = Self.revision(request)
-            return APIResponse.json(AutomationBody(try await Self.run { try await engine.save(a, ifRevision: revision, as: principal) }))
-        }
-        routes.delete("automations/:id") { request, context in
-            let (engine, principal) = try server.automationEngine(context)
+            let (automations, principal) = try server.automationControl(context)
+            let definition = try await Self.body(request, limit: limit)
             let id = try context.parameter("id")
             let revision = Self.revision(request)
-            try await Self.run { try await engine.delete(id, ifRevision: revision, as: principal) }
+            return APIResponse.json(
+                try WireAutomation(try await Self.run { try await automations.replace(id, with: definition, ifRevision: revision, as: principal) }))
+        }
+        routes.delete("automations/:id") { request, context in
+            let (automations, principal) = try server.automationControl(context)
+            let id = try context.parameter("id")
+            let revision = Self.revision(request)
+            try await Self.run { try await automations.deleteAutomation(id, ifRevision: revision, as: principal) }
             return Response(status: .noContent)
         }
         routes.post("automations/:id/enable") { _, context in try await Self.setEnabled(server, context, true) }
         routes.post("automations/:id/disable") { _, context in try await Self.setEnabled(server, context, false) }
         routes.post("automations/:id/run") { _, context in
-            let (engine, principal) = try server.automationEngine(context)
+            let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
-            let run = try await Self.run { try await engine.runNow(id, as: principal) }
-            return APIResponse.json(["run": run], status: .accepted)
+            let run = try await Self.run { try await automations.startRun(id, as: principal) }
+            return APIResponse.json(WireRunStarted(run: run), status: .accepted)
         }
         routes.post("automations/:id/simulate") { request, context in
-            let (engine, principal) = try server.automationEngine(context)
+            let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
             let buffer = try await request.body.collect(upTo: limit)
             let body = buffer.readableBytes == 0 ? nil : try? JSONDecoder().decode([String: String].self, from: Data(buffer.readableBytesView))
-            let record = try await Self.run { try await engine.record(id, as: principal) }
-            return APIResponse.json(try await Self.run { try await engine.simulate(record.automation, starter: body?["starter"], as: principal) })
+            return APIResponse.json(try Self.document(try await Self.run { try await automations.dryRun(id, starter: body?["starter"], as: principal) }))
         }
         routes.get("automations/:id/runs") { _, context in
-            let (engine, principal) = try server.automationEngine(context)
+            let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
-            return APIResponse.json(try await Self.run { try await engine.runs(id, as: principal) })
+            return APIResponse.json(try Self.document(try await Self.run { try await automations.runTraces(of: id, as: principal) }))
         }
         routes.get("runs/:id") { _, context in
-            let (engine, principal) = try server.automationEngine(context)
+            let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
-            return APIResponse.json(try await Self.run { try await engine.trace(id, as: principal) })
+            return APIResponse.json(try Self.document(try await Self.run { try await automations.runTrace(id, as: principal) }))
         }
         return routes
     }
 
     static func setEnabled(_ server: HearthServer, _ context: APIRequestContext, _ enabled: Bool) async throws -> Response {
-        let (engine, principal) = try server.automationEngine(context)
+        let (automations, principal) = try server.automationControl(context)
         let id = try context.parameter("id")
-        try await run { try await engine.setEnabled(id, enabled, as: principal) }
-        return APIResponse.json(AutomationBody(try await run { try await engine.record(id, as: principal) }))
+        return APIResponse.json(try WireAutomation(try await run { try await automations.setAutomation(id, enabled: enabled, as: principal) }))
     }
 
     /// `If-Match: 3` (or `"3"`), or `?revision=3` → 3.
@@ -133,73 +129,66 @@ struct AutomationRoutes {
         return request.uri.queryParameters.get("revision", as: Int.self)
     }
 
-    static func decode<T: Decodable>(_ request: Request, limit: Int) async throws -> T {
-        let buffer: ByteBuffer
+    /// One of the engine's JSON documents (a definition, a trace), to send inside a wire body.
+    static func document(_ data: Data) throws -> Value {
+        try JSONDecoder().decode(Value.self, from: data)
+    }
+
+    /// A request body, refused with 413 when it is larger than `limit`.
+    static func body(_ request: Request, limit: Int) async throws -> Data {
         do {
-            buffer = try await request.body.collect(upTo: limit)
+            return Data(try await request.body.collect(upTo: limit).readableBytesView)
         } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
             throw APIError(.invalidArgument("the request body is larger than \(limit) bytes"), status: .contentTooLarge)
         }
+    }
+
+    static func decode<T: Decodable>(_ request: Request, limit: Int) async throws -> T {
+        let data = try await body(request, limit: limit)
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try JSONDecoder().decode(T.self, from: data)
         } catch let e as DecodingError {
-            let (path, message) = AutomationConfig.describeDecoding(e)
-            throw HomeError.invalidArgument(path.isEmpty ? message : "\(path.dropFirst()): \(message)")
+            throw e.invalidArgument
         }
     }
 
-    /// Renders an ``AutomationError`` with its issues (`{"error": {code, message, issues}}`).
+    /// Renders an ``AutomationRefusal`` with its problems (`{"error": {code, message, issues}}`).
     static func run<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as AutomationError {
-            throw IssuesError(error: error)
+        } catch let refusal as AutomationRefusal {
+            throw IssuesError(refusal: refusal)
         }
     }
 }
 
 struct IssuesError: Error, HTTPResponseError {
-    let error: AutomationError
-    var status: HTTPResponse.Status { APIError.status(for: WireErrorCode(error.code)) }
+    let refusal: AutomationRefusal
+    var status: HTTPResponse.Status { APIError.status(for: WireErrorCode(refusal.error.code)) }
     var headers: HTTPFields { [:] }
     func response(from request: Request, context: some RequestContext) throws -> Response { render() }
 
     func render() -> Response {
-        struct Body: Encodable {
-            struct Inner: Encodable {
-                let code: String
-                let message: String
-                let issues: [AutomationIssue]
-            }
-            let error: Inner
-        }
-        return APIResponse.json(Body(error: .init(code: error.code.rawValue, message: error.message, issues: error.issues)), status: status)
+        let body = WireAutomationErrorBody(
+            error: .init(
+                code: WireErrorCode(refusal.error.code), message: refusal.error.message, issues: refusal.problems.map(WireAutomationIssue.init)))
+        return APIResponse.json(body, status: status)
     }
 }
 
-struct IssuesBody: Encodable {
-    let issues: [AutomationIssue]
+extension WireAutomationIssue {
+    init(_ p: AutomationProblem) {
+        self.init(severity: p.isError ? .error : .warning, code: p.code, path: p.path, message: p.message, suggestion: p.suggestion)
+    }
 }
 
-struct AutomationBody: Encodable {
-    let automation: Automation
-    let state: String
-    let suspendedReason: String?
-    let revision: Int
-    let executionCount: Int
-    let source: String
-    let configRef: String?
-    let issues: [AutomationIssue]
-
-    init(_ r: AutomationRecord) {
-        automation = r.automation
-        state = r.state
-        suspendedReason = r.suspendedReason
-        revision = r.revision
-        executionCount = r.executionCount
-        source = r.source
-        configRef = r.configRef
-        issues = r.issues
+extension WireAutomation {
+    init(_ e: AutomationEntry) throws {
+        self.init(
+            // A state the wire does not know yet reads as suspended: it does not run.
+            automation: try AutomationRoutes.document(e.definition), state: WireAutomationState(rawValue: e.state) ?? .suspended,
+            suspendedReason: e.suspendedReason, revision: e.revision, executionCount: e.executionCount, source: e.source,
+            configRef: e.configRef, issues: e.problems.map(WireAutomationIssue.init))
     }
 }
 
@@ -291,7 +280,7 @@ extension HearthServer {
         return (scenes, try context.requireSession().principal)
     }
 
-    func automationEngine(_ context: APIRequestContext) throws(HomeError) -> (AutomationEngine, Principal) {
+    func automationControl(_ context: APIRequestContext) throws(HomeError) -> (any AutomationControl, Principal) {
         guard let automations else { throw .notFound("this server has no automation engine") }
         return (automations, try context.requireSession().principal)
     }

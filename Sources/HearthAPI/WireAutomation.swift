@@ -1,0 +1,91 @@
+public import HomeModel
+
+/// Where an automation is in its life (`GET /automations`' `state`).
+public enum WireAutomationState: String, WireEnum {
+    case enabled, disabled, draft, suspended
+    public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
+}
+
+/// One problem the automation compiler found: `{severity, code, path, message, suggestion?}`.
+public struct WireAutomationIssue: Codable, Sendable, Hashable {
+    public enum Severity: String, WireEnum {
+        case error, warning
+        public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
+    }
+    public var severity: Severity
+    /// `unknownDevice`, `unknownAttribute`, `valueOutOfRange`… (`docs/automations.md`).
+    public var code: String
+    /// Where in the automation: `starters[1].attribute.attribute`.
+    public var path: String
+    public var message: String
+    /// The closest names, the range, the traits it has.
+    public var suggestion: String?
+
+    public init(severity: Severity, code: String, path: String, message: String, suggestion: String? = nil) {
+        self.severity = severity
+        self.code = code
+        self.path = path
+        self.message = message
+        self.suggestion = suggestion
+    }
+}
+
+/// An automation on the wire (`GET /automations/ID`): the definition as the engine writes it
+/// (`docs/automations.md`; the engine owns its shape, so it travels as a JSON ``Value``), and
+/// its life.
+public struct WireAutomation: Codable, Sendable, Hashable {
+    /// The definition (`docs/automations.md`).
+    public var automation: Value
+    public var state: WireAutomationState
+    public var suspendedReason: String?
+    public var revision: Int
+    public var executionCount: Int
+    /// `api` or `config`.
+    public var source: String
+    /// Where a `config` automation is defined (`hearth.yaml:12`).
+    public var configRef: String?
+    /// Warnings from the last validation.
+    public var issues: [WireAutomationIssue]
+
+    public init(
+        automation: Value, state: WireAutomationState, suspendedReason: String?, revision: Int, executionCount: Int, source: String,
+        configRef: String?, issues: [WireAutomationIssue]
+    ) {
+        self.automation = automation
+        self.state = state
+        self.suspendedReason = suspendedReason
+        self.revision = revision
+        self.executionCount = executionCount
+        self.source = source
+        self.configRef = configRef
+        self.issues = issues
+    }
+}
+
+/// `POST /automations/validate`'s answer: `{"issues": [...]}`.
+public struct WireAutomationIssues: Codable, Sendable, Hashable {
+    public var issues: [WireAutomationIssue]
+    public init(issues: [WireAutomationIssue]) { self.issues = issues }
+}
+
+/// An automation refused with the compiler's issues: `{"error": {code, message, issues}}`.
+public struct WireAutomationErrorBody: Codable, Sendable, Hashable {
+    public struct Inner: Codable, Sendable, Hashable {
+        public var code: WireErrorCode
+        public var message: String
+        public var issues: [WireAutomationIssue]
+        public init(code: WireErrorCode, message: String, issues: [WireAutomationIssue]) {
+            self.code = code
+            self.message = message
+            self.issues = issues
+        }
+    }
+    public var error: Inner
+    public init(error: Inner) { self.error = error }
+}
+
+/// `POST /automations/ID/run`'s answer: `{"run": "<run id>"}`.
+public struct WireRunStarted: Codable, Sendable, Hashable {
+    public var run: String
+    public init(run: String) { self.run = run }
+}

@@ -1,0 +1,118 @@
+public import Foundation
+public import HomeModel
+
+/// The automations the API reads, edits and runs, behind a protocol the core owns (as
+/// ``LayoutStore`` and ``AccessControl`` are): HomeAutomation's engine implements it, hearthd
+/// hands it to the server, and the server knows nothing of the engine.
+///
+/// The core does not know the automation IR: definitions travel as the engine's JSON
+/// (`docs/automations.md`), read and written by the implementation, and so do run traces.
+/// Every call checks `principal` (its session, and what its role may do). The engine's refusals
+/// are thrown as ``AutomationRefusal`` (the API answers them with the compiler's problems, an
+/// empty list when there are none); a body that is not a definition, and an ID already taken,
+/// as a plain ``HomeError``.
+public protocol AutomationControl: Sendable {
+    /// Every automation `principal` may read, by ID.
+    func automations(as principal: Principal) async throws -> [AutomationEntry]
+    /// One automation, or `notFound`.
+    func automation(_ id: String, as principal: Principal) async throws -> AutomationEntry
+    /// What the compiler says of a definition (JSON), without saving it.
+    func problems(in definition: Data) async throws -> [AutomationProblem]
+    /// Saves a new automation (JSON); `conflict` when its ID is taken.
+    func create(_ definition: Data, as principal: Principal) async throws -> AutomationEntry
+    /// Replaces automation `id` with a definition (JSON; its own `id` is ignored), if it is at
+    /// `revision` when one is given (else `conflict`).
+    func replace(_ id: String, with definition: Data, ifRevision revision: Int?, as principal: Principal) async throws
+        -> AutomationEntry
+    func deleteAutomation(_ id: String, ifRevision revision: Int?, as principal: Principal) async throws
+    func setAutomation(_ id: String, enabled: Bool, as principal: Principal) async throws -> AutomationEntry
+    /// Starts a run now; returns its ID.
+    func startRun(_ id: String, as principal: Principal) async throws -> String
+    /// A dry run of the saved automation from `starter` (or its first); the trace (JSON).
+    func dryRun(_ id: String, starter: String?, as principal: Principal) async throws -> Data
+    /// The automation's recent runs and near-misses, newest first (a JSON array of traces).
+    func runTraces(of id: String, as principal: Principal) async throws -> Data
+    /// One run's trace (JSON).
+    func runTrace(_ runID: String, as principal: Principal) async throws -> Data
+}
+
+/// An automation as ``AutomationControl`` gives it: the definition (the engine's JSON) and its life.
+public struct AutomationEntry: Hashable, Sendable {
+    public var definition: Data
+    /// `enabled`, `disabled`, `draft` or `suspended`.
+    public var state: String
+    public var suspendedReason: String?
+    public var revision: Int
+    public var executionCount: Int
+    /// `api` or `config`.
+    public var source: String
+    public var configRef: String?
+    /// Warnings from the last validation.
+    public var problems: [AutomationProblem]
+
+    public init(
+        definition: Data, state: String, suspendedReason: String?, revision: Int, executionCount: Int, source: String, configRef: String?,
+        problems: [AutomationProblem]
+    ) {
+        self.definition = definition
+        self.state = state
+        self.suspendedReason = suspendedReason
+        self.revision = revision
+        self.executionCount = executionCount
+        self.source = source
+        self.configRef = configRef
+        self.problems = problems
+    }
+}
+
+/// One problem the automation compiler found, with where it is and what might be meant.
+public struct AutomationProblem: Hashable, Sendable {
+    public var isError: Bool
+    /// `unknownDevice`, `unknownAttribute`, `valueOutOfRange`… (`docs/automations.md`).
+    public var code: String
+    /// `starters[1].attribute.attribute`.
+    public var path: String
+    public var message: String
+    public var suggestion: String?
+
+    public init(isError: Bool, code: String, path: String, message: String, suggestion: String?) {
+        self.isError = isError
+        self.code = code
+        self.path = path
+        self.message = message
+        self.suggestion = suggestion
+    }
+}
+
+/// Why ``AutomationControl`` refused: the error, and the compiler's problems behind it (if any).
+public struct AutomationRefusal: Error, Sendable {
+    public var error: HomeError
+    public var problems: [AutomationProblem]
+
+    public init(_ error: HomeError, problems: [AutomationProblem] = []) {
+        self.error = error
+        self.problems = problems
+    }
+}
+
+extension DecodingError {
+    /// Where in the document (`.starters[0]`) and what went wrong, for an `invalidArgument`.
+    public var pathAndMessage: (path: String, message: String) {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.map { k in k.intValue.map { "[\($0)]" } ?? ".\(k.stringValue)" }.joined()
+        }
+        switch self {
+        case .keyNotFound(let key, let c): return (path(c.codingPath), "missing key '\(key.stringValue)'")
+        case .typeMismatch(let t, let c): return (path(c.codingPath), "expected \(t)")
+        case .valueNotFound(let t, let c): return (path(c.codingPath), "missing \(t)")
+        case .dataCorrupted(let c): return (path(c.codingPath), c.debugDescription)
+        @unknown default: return ("", "\(self)")
+        }
+    }
+
+    /// This error as the API reports a bad body: `invalidArgument` naming the key path.
+    public var invalidArgument: HomeError {
+        let (path, message) = pathAndMessage
+        return .invalidArgument(path.isEmpty ? message : "\(path.dropFirst()): \(message)")
+    }
+}
