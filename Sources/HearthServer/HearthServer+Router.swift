@@ -43,6 +43,8 @@ extension HearthServer {
         api.addRoutes(ExposureRoutes(server: self).collection)
         api.addRoutes(AutomationRoutes(server: self).collection)
         api.addRoutes(GrantRoutes(server: self).admin)
+        api.addRoutes(PermissionChangeRoutes(server: self).app)
+        api.addRoutes(PermissionChangeRoutes(server: self).admin)
         api.addRoutes(PluginRoutes(server: self).collection)
         api.addRoutes(LogRoutes(server: self).collection)
         api.addRoutes(WebSocketRoute(server: self).collection)

@@ -381,6 +381,25 @@ def main():
         wait_until("the light config back", lambda: h.retained(light_config))
         print("ok: reset to hearth.yaml's policy from the page; the lamp is a controllable light again")
 
+        # 7b. An app with a grant asks to change it (presentPermissionsUpdate); the access view
+        #     shows the pending change and approves it; the app's grant follows.
+        admin = driver.execute_script("return localStorage.getItem('hearth.token')")
+        asked = http(h.base, "POST", "/apps/requests", {"name": "Wall Panel", "deviceTypes": ["OnOffLight"]})
+        http(h.base, "POST", f"/apps/requests/{asked['id']}/approve", {}, token=admin)
+        app = http(h.base, "POST", f"/apps/requests/{asked['id']}/claim", {"secret": asked["secret"]})["token"]
+        change = http(h.base, "POST", "/apps/permissions", {"deviceTypes": ["OnOffLight", "ContactSensor"]}, token=app)
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="access"]').click()
+        card = f'#grant-changes [data-change="{change["id"]}"]'
+        text_in(card, "Wall Panel")
+        text_in(card, "Contact Sensor")
+        shot("access-change.png")
+        driver.find_element(By.XPATH, f'//li[@data-change="{change["id"]}"]//button[text()="Approve change"]').click()
+        text_in("#toast", "change approved")
+        wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, card)))
+        decided = http(h.base, "GET", f"/apps/permissions/{change['id']}", token=app)
+        assert decided["status"] == "approved" and len(decided["scope"]["deviceTypes"]) == 2, decided
+        print("ok: the access view showed the app's permission change and approved it; the grant follows")
+
         # 8. A member is refused a layout change, politely.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")
         http(h.base, "POST", "/users", {"username": "mia", "password": "member password 1", "role": "member"}, token=admin)
