@@ -45,6 +45,7 @@ extension HearthServer {
         api.addRoutes(GrantRoutes(server: self).admin)
         api.addRoutes(PermissionChangeRoutes(server: self).app)
         api.addRoutes(PermissionChangeRoutes(server: self).admin)
+        api.addRoutes(FavouriteRoutes(server: self).collection)
         api.addRoutes(PluginRoutes(server: self).collection)
         api.addRoutes(LogRoutes(server: self).collection)
         api.addRoutes(WebSocketRoute(server: self).collection)

@@ -88,6 +88,14 @@ public protocol AccessControl: Sendable {
     /// An admin denies a pending change; the grant stays as it is.
     func denyGrantChange(id: String, by admin: String) throws(HomeError) -> GrantChange
 
+    // MARK: Favourites (per user)
+
+    /// The devices a user pinned, in their order (empty when none or an unknown user).
+    func favourites(username: String) throws(HomeError) -> [DeviceID]
+    /// Replaces a user's favourites (duplicates dropped, order kept). - Throws: `notFound`
+    /// for an unknown user, `invalidArgument` past ``maxFavourites``.
+    func setFavourites(username: String, _ devices: [DeviceID]) throws(HomeError) -> [DeviceID]
+
     // MARK: Health
 
     /// Reads from the store once: throws when it cannot answer (for `/readyz`).

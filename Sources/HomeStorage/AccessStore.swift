@@ -102,6 +102,18 @@ public final class AccessStore: AccessControl {
                     CREATE INDEX access_grant_changes_by_grant ON access_grant_changes(grant_id, status);
                     """)
         }
+        // Each user's favourite devices, in their order (they leave with the user).
+        migrator.registerMigration("access-v3-favourites") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE access_favourites (
+                        username TEXT NOT NULL REFERENCES access_users(username) ON DELETE CASCADE,
+                        device_id TEXT NOT NULL,
+                        position INTEGER NOT NULL,
+                        PRIMARY KEY (username, device_id)
+                    );
+                    """)
+        }
     }
 
     // MARK: - First start

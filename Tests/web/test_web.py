@@ -328,7 +328,10 @@ def main():
         first = css("#home-body section.favourites [data-device]")
         assert first.get_attribute("data-device") == device_id, first.get_attribute("data-device")
         assert driver.find_element(By.CSS_SELECTOR, "#home-body section").get_attribute("class").find("favourites") >= 0
-        print("ok: a favourite is pinned above the rooms")
+        page_token = driver.execute_script("return localStorage.getItem('hearth.token')")
+        wait_until("the favourite kept by hearthd", lambda: device_id in http(h.base, "GET", "/me/favourites", token=page_token)["devices"])
+        assert not driver.execute_script("return Object.keys(localStorage).filter((k) => k.startsWith('hearth.favourites')).length")
+        print("ok: a favourite is pinned above the rooms, kept on the server for this user")
         # Its state reports reach the tile through the one deviceUpdates feed (attribute
         # reports never re-send the device list), the page holding no per-device subscription.
         h.publish("webtest/plug/state", "ON")
@@ -412,6 +415,7 @@ def main():
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
         text_in("#who", "member")
         assert not driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="discovered"]').is_displayed()
+        assert not driver.find_elements(By.CSS_SELECTOR, "#home-body section.favourites"), "the admin's favourites are theirs"
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="layout"]').click()
         box = css('#layout-body input[name="structure"]')
         box.send_keys("Garage")
