@@ -241,10 +241,11 @@ actor WebSocketSession {
     /// with `permissionDenied`).
     var isLive: Bool { (try? server.access.isLive(tokenID: session.tokenID)) == true }
 
-    /// Whether a device this session no longer sees is still there: an app's grant was narrowed.
+    /// Whether a device this session no longer sees is still in the home (commissioned): an
+    /// app's grant was narrowed. A decommissioned or removed device is `deviceRemoved`.
     func lostAccess(to device: DeviceID) -> Bool {
-        session.principal.role == .app && (try? home.currentDevice(id: device)) == nil
-            && (try? server.core.home(for: .system).currentDevice(id: device)) != nil
+        guard session.principal.role == .app, (try? home.currentDevice(id: device)) == nil else { return false }
+        return (try? server.core.home(for: .system).currentDevice(id: device))?.snapshot.commissioning == .commissioned
     }
 
     func endOfSource() -> Finish {
