@@ -15,6 +15,7 @@ import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from selenium.webdriver.support import expected_conditions as EC
@@ -40,8 +41,8 @@ def wait_until(what, predicate, timeout=WAIT):
             last = predicate()
             if last:
                 return last
-        except (OSError, urllib.error.URLError) as e:
-            last = e
+        except (OSError, urllib.error.URLError, StaleElementReferenceException) as e:
+            last = e  # a live update re-rendered the element between finding and reading it
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
