@@ -1,5 +1,5 @@
 import GRDB
-public import HomeCore
+import HomeCore
 public import HomeModel
 
 /// Favourites per user: the devices a person pinned to the top of their home, in their order,
