@@ -214,16 +214,21 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
     case error(id: String?, WireError)
     /// The server is about to close the socket (the token was revoked, for example).
     case closing(WireError)
+    /// The session's grant changed (an admin edited it or approved a permission change): its
+    /// new scope. Socket-wide; the subscriptions follow on their own (sets shrink or grow, a
+    /// `device` subscription to a device now outside the grant ends with `permissionDenied`).
+    case grantUpdated(WireScope)
 
     /// The `type` of each message: the web page's `Web/wire.js` lists the same (a test checks).
     public enum Kind: String, WireEnum {
         case subscribed, unsubscribed, pong, snapshot, added, updated, removed, device, changed, delta, event, end, error, closing
+        case grantUpdated
         public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
     }
 
     enum CodingKeys: String, CodingKey {
         case type, id, version, devices, rooms, structures, device, room, structure, key, event, changes, reason, message, error
-        case users, user
+        case users, user, scope
     }
 
     public var kind: Kind {
@@ -242,6 +247,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
         case .end: .end
         case .error: .error
         case .closing: .closing
+        case .grantUpdated: .grantUpdated
         }
     }
 
@@ -252,7 +258,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
             .removed(let id, _), .device(let id, _), .changed(let id, _, _), .delta(let id, _, _), .event(let id, _), .end(let id, _, _):
             id
         case .pong(let id), .error(let id, _): id
-        case .closing: nil
+        case .closing, .grantUpdated: nil
         }
     }
 
@@ -284,6 +290,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
             try c.encode(reason, forKey: .reason)
             try c.encode(message, forKey: .message)
         case .error(_, let e), .closing(let e): try c.encode(e, forKey: .error)
+        case .grantUpdated(let scope): try c.encode(scope, forKey: .scope)
         }
     }
 
@@ -335,6 +342,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
             self = .end(id: try id(), reason: try c.decode(EndReason.self, forKey: .reason), message: try c.decodeIfPresent(String.self, forKey: .message) ?? "")
         case .error: self = .error(id: try c.decodeIfPresent(String.self, forKey: .id), try c.decode(WireError.self, forKey: .error))
         case .closing: self = .closing(try c.decode(WireError.self, forKey: .error))
+        case .grantUpdated: self = .grantUpdated(try c.decode(WireScope.self, forKey: .scope))
         }
     }
 }

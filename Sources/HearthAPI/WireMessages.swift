@@ -470,3 +470,10 @@ public struct CommissionResponse: Codable, Sendable {
         self.suggestions = suggestions
     }
 }
+
+/// `GET`/`PUT /me/favourites`: the signed-in user's pinned devices, in their order.
+public struct WireFavourites: WireRequest, Hashable {
+    public enum CodingKeys: String, CodingKey, CaseIterable { case devices }
+    public let devices: [DeviceID]
+    public init(devices: [DeviceID]) { self.devices = devices }
+}

@@ -1,6 +1,7 @@
 public import Foundation
 public import HearthAPI
 public import HomeModel
+import Synchronization
 
 /// The home over the network: the same shape as HomeCore's in-process `Home` (Google Home
 /// APIs `Home`), for a Swift app or the CLI talking to hearthd.
@@ -198,16 +199,23 @@ public struct Home: HomeBackend {
     public func device(id: DeviceID) -> RemoteUpdates<HomeDevice> {
         let messages = WebSocketFeed.messages(
             connection, subscribe: .subscribe(id: "device", .device(id)), buffer: 1)
+        // Its own end counts first: the grant no longer covering this device is not a revocation.
+        let own = OwnEnding()
         return RemoteUpdates(AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
-                for await m in messages {
-                    guard case .device(_, let d) = m else { break }
-                    continuation.yield(HomeDevice(snapshot: d.snapshot, backend: self))
+                loop: for await m in messages {
+                    switch m {
+                    case .device(_, let d): continuation.yield(HomeDevice(snapshot: d.snapshot, backend: self))
+                    case .end(_, .permissionDenied, let message):
+                        own.value.withLock { $0 = .permissionDenied(message) }
+                        break loop
+                    default: break loop
+                    }
                 }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
-        }, ending: ending)
+        }, ending: { [connection] in own.value.withLock { $0 } ?? connection.sockets.revocation })
     }
 
     /// The device now and on every change: the same as ``device(id:)``.
@@ -266,6 +274,11 @@ public struct Home: HomeBackend {
     /// revoked; nil while it is live. A remote sequence or publisher that ended says this as
     /// its failure.
     public var revocation: HomeError? { connection.sockets.revocation }
+
+    /// The newest scope hearthd pushed over this session's WebSocket (`grantUpdated`: an admin
+    /// edited the grant or approved ``presentPermissionsUpdate(deviceTypes:maxWait:onPending:)``);
+    /// nil until one came.
+    public var grantedScope: WireScope? { connection.sockets.grantedScope }
 
     /// What a subscription of this session reports as its failure when it ends.
     var ending: @Sendable () -> HomeError? { { [connection] in connection.sockets.revocation } }
@@ -328,4 +341,10 @@ public struct HomeClientConfiguration: Sendable, Hashable {
     public var strictOperationValidation: Bool?
 
     public init(strictOperationValidation: Bool? = nil) { self.strictOperationValidation = strictOperationValidation }
+}
+
+/// Why one subscription ended, when it says so itself (a lock-guarded box the subscription's
+/// task writes and ``RemoteUpdates/failure`` reads).
+final class OwnEnding: Sendable {
+    let value = Mutex<HomeError?>(nil)
 }

@@ -28,6 +28,9 @@ final class WebSocketMux: Sendable {
         let continuation: AsyncStream<WSServerMessage>.Continuation
         /// The query a stream that falls behind is resubscribed with.
         let resyncs: SubscriptionQuery?
+        /// A `device` subscription: its `permissionDenied` end means the grant no longer covers
+        /// that device, not that the session was revoked.
+        let watchesOneDevice: Bool
         /// Its ID on the socket (changes with each resync).
         var wireID: String
         let socket: Int
@@ -48,6 +51,8 @@ final class WebSocketMux: Sendable {
         /// Set once hearthd said this session's access was revoked (`end` or `closing` with
         /// `permissionDenied`): why the subscriptions ended.
         var revocation: HomeError?
+        /// The newest scope hearthd pushed (`grantUpdated`).
+        var grantedScope: WireScope?
     }
 
     let state = Mutex(State())
@@ -62,6 +67,9 @@ final class WebSocketMux: Sendable {
 
     /// `permissionDenied` once hearthd ended a subscription because the session was revoked.
     var revocation: HomeError? { state.withLock { $0.revocation } }
+
+    /// The newest scope hearthd pushed for this session's grant, nil until one came.
+    var grantedScope: WireScope? { state.withLock { $0.grantedScope } }
 
     /// Messages for one subscription; finishes on `end`, `error`, `closing` or a closed socket.
     func messages(subscribe: WSClientMessage, buffer: Int) -> AsyncStream<WSServerMessage> {
@@ -86,8 +94,11 @@ final class WebSocketMux: Sendable {
             }
             s.nextRoute += 1
             let wireID = "\(callerID)#\(s.nextRoute)"
+            var oneDevice = false
+            if case .device = query { oneDevice = true }
             s.routes[s.nextRoute] = Route(
-                callerID: callerID, continuation: continuation, resyncs: resyncs, wireID: wireID, socket: s.socket!.number)
+                callerID: callerID, continuation: continuation, resyncs: resyncs, watchesOneDevice: oneDevice, wireID: wireID,
+                socket: s.socket!.number)
             s.byWireID[wireID] = s.nextRoute
             return (s.nextRoute, wireID, s.socket!, open)
         }
@@ -165,8 +176,14 @@ final class WebSocketMux: Sendable {
         switch m {
         case .closing(let e) where e.code == .permissionDenied:
             state.withLock { $0.revocation = $0.revocation ?? e.homeError }
-        case .end(_, .permissionDenied, let message):
-            state.withLock { $0.revocation = $0.revocation ?? .permissionDenied(message) }
+        case .end(let wireID, .permissionDenied, let message):
+            state.withLock { s in
+                guard let key = s.byWireID[wireID], s.routes[key]?.watchesOneDevice != true else { return }
+                s.revocation = s.revocation ?? .permissionDenied(message)
+            }
+        case .grantUpdated(let scope):
+            state.withLock { $0.grantedScope = scope }
+            return
         default: break
         }
         if case .closing = m {
@@ -260,7 +277,7 @@ extension WSServerMessage {
         case .event(_, let e): .event(id: id, e)
         case .end(_, let reason, let message): .end(id: id, reason: reason, message: message)
         case .error(_, let e): .error(id: id, e)
-        case .closing: self
+        case .closing, .grantUpdated: self
         }
     }
 }

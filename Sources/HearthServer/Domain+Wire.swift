@@ -81,3 +81,12 @@ extension AppGrant {
         WireGrant(id: id, requestID: requestID, appName: appName, scope: scope.wire, createdAt: createdAt)
     }
 }
+
+extension GrantChange {
+    public var wire: WireGrantChange {
+        WireGrantChange(
+            id: id, grantID: grantID, appName: appName, requestedDeviceTypes: requestedDeviceTypes,
+            status: WireGrantChangeStatus(rawValue: status.rawValue) ?? .cancelled, scope: scope?.wire, decidedBy: decidedBy,
+            createdAt: createdAt)
+    }
+}

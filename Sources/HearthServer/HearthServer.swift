@@ -130,7 +130,14 @@ public struct HearthServer: Service {
     /// Changes a live grant's scope; its open subscriptions follow at once.
     func updateGrant(_ tokenID: String, scope: GrantScope) throws(HomeError) {
         try access.updateGrant(id: tokenID, scope: scope)
+        try followGrant(tokenID)
+    }
+
+    /// A grant's stored scope changed: its sockets hear the new scope (`grantUpdated`), its open
+    /// subscriptions follow at once.
+    func followGrant(_ tokenID: String) throws(HomeError) {
         guard let stored = try access.grants(includeRevoked: false).first(where: { $0.id == tokenID }) else { return }
+        sockets.grantUpdated(session: tokenID, scope: stored.scope.wire)
         core.updateScope(session: tokenID, to: stored.scope)
     }
 

@@ -1,20 +1,37 @@
 import Foundation
+import HearthAPI
 import HomeModel
 import Synchronization
 
-/// Open WebSockets by session, so revoking a token closes its sockets at once.
+/// Open WebSockets by session, so revoking a token closes its sockets at once and a changed
+/// grant reaches them.
 final class LiveSockets: Sendable {
-    let sockets = Mutex<[String: [UUID: AsyncStream<HomeError>.Continuation]]>([:])
+    /// What a socket hears about its session.
+    enum Signal: Sendable {
+        /// Close with this reason (the token was revoked).
+        case close(HomeError)
+        /// The grant's new scope.
+        case grantUpdated(WireScope)
+    }
 
-    /// Registers a socket; the stream yields once when its session is revoked.
-    func register(session: String, id: UUID) -> AsyncStream<HomeError> {
-        let (stream, continuation) = AsyncStream<HomeError>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    let sockets = Mutex<[String: [UUID: AsyncStream<Signal>.Continuation]]>([:])
+
+    /// Registers a socket; the stream yields when its grant changes and once, last, when its
+    /// session is revoked.
+    func register(session: String, id: UUID) -> AsyncStream<Signal> {
+        let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .bufferingNewest(4))
         sockets.withLock { $0[session, default: [:]][id] = continuation }
         return stream
     }
 
+    /// Tells every socket of the session its grant's new scope.
+    func grantUpdated(session: String, scope: WireScope) {
+        let continuations = sockets.withLock { $0[session].map { Array($0.values) } ?? [] }
+        for c in continuations { c.yield(.grantUpdated(scope)) }
+    }
+
     func unregister(session: String, id: UUID) {
-        let c = sockets.withLock { s -> AsyncStream<HomeError>.Continuation? in
+        let c = sockets.withLock { s -> AsyncStream<Signal>.Continuation? in
             let c = s[session]?.removeValue(forKey: id)
             if s[session]?.isEmpty == true { s[session] = nil }
             return c
@@ -26,7 +43,7 @@ final class LiveSockets: Sendable {
     func close(session: String, reason: HomeError) {
         let continuations = sockets.withLock { $0.removeValue(forKey: session).map { Array($0.values) } ?? [] }
         for c in continuations {
-            c.yield(reason)
+            c.yield(.close(reason))
             c.finish()
         }
     }

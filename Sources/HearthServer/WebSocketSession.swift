@@ -48,9 +48,14 @@ actor WebSocketSession {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await reason in revoked {
-                    await self.closeSocket(reason)
-                    return
+                for await signal in revoked {
+                    switch signal {
+                    case .close(let reason):
+                        await self.closeSocket(reason)
+                        return
+                    case .grantUpdated(let scope):
+                        await self.send(.grantUpdated(scope))
+                    }
                 }
             }
             group.addTask {
@@ -182,7 +187,10 @@ actor WebSocketSession {
                 for await d in home.device(id: deviceID) {
                     guard await self.send(text: try? text.element(.device, id: id, d.snapshot)) else { return .socketClosed }
                 }
-                return await self.isLive ? .end(.deviceRemoved, "the device was removed or is no longer visible") : .end(.permissionDenied, "access was revoked")
+                guard await self.isLive else { return .end(.permissionDenied, "access was revoked") }
+                return await self.lostAccess(to: deviceID)
+                    ? .end(.permissionDenied, "this app's grant no longer covers \(deviceID)")
+                    : .end(.deviceRemoved, "the device was removed or is no longer visible")
             }
         case .deviceUpdates:
             // One subscription for every tile: all visible devices first, then the ones that
@@ -232,6 +240,13 @@ actor WebSocketSession {
     /// Whether the session's token is still live (a source that finishes on revocation ends
     /// with `permissionDenied`).
     var isLive: Bool { (try? server.access.isLive(tokenID: session.tokenID)) == true }
+
+    /// Whether a device this session no longer sees is still in the home (commissioned): an
+    /// app's grant was narrowed. A decommissioned or removed device is `deviceRemoved`.
+    func lostAccess(to device: DeviceID) -> Bool {
+        guard session.principal.role == .app, (try? home.currentDevice(id: device)) == nil else { return false }
+        return (try? server.core.home(for: .system).currentDevice(id: device))?.snapshot.commissioning == .commissioned
+    }
 
     func endOfSource() -> Finish {
         isLive ? .end(.ended, "the subscription ended (shut down)") : .end(.permissionDenied, "access was revoked")

@@ -72,6 +72,30 @@ public protocol AccessControl: Sendable {
     /// An admin changes a live grant's scope; `notFound` when it is unknown or revoked.
     func updateGrant(id: String, scope: GrantScope) throws(HomeError)
 
+    // MARK: Permission changes (an app with a grant asks for another scope)
+
+    /// The app holding live grant `grantID` asks for `deviceTypes` (empty: all); a pending
+    /// change of the same grant is superseded. - Throws: `notFound` for a revoked grant.
+    func requestGrantChange(grantID: String, deviceTypes: [DeviceTypeID]) throws(HomeError) -> GrantChange
+    /// One change, or `notFound`.
+    func grantChange(id: String) throws(HomeError) -> GrantChange
+    /// Changes, newest first; only pending ones when asked.
+    func grantChanges(pendingOnly: Bool) throws(HomeError) -> [GrantChange]
+    /// An admin approves a pending change: its status and the grant's scope change in one
+    /// transaction (the app keeps its validation mode). - Throws: `conflict` unless pending,
+    /// `notFound` when the grant is gone.
+    func approveGrantChange(id: String, scope: GrantScope, by admin: String) throws(HomeError) -> GrantChange
+    /// An admin denies a pending change; the grant stays as it is.
+    func denyGrantChange(id: String, by admin: String) throws(HomeError) -> GrantChange
+
+    // MARK: Favourites (per user)
+
+    /// The devices a user pinned, in their order (empty when none or an unknown user).
+    func favourites(username: String) throws(HomeError) -> [DeviceID]
+    /// Replaces a user's favourites (duplicates dropped, order kept). - Throws: `notFound`
+    /// for an unknown user, `invalidArgument` past ``maxFavourites``.
+    func setFavourites(username: String, _ devices: [DeviceID]) throws(HomeError) -> [DeviceID]
+
     // MARK: Health
 
     /// Reads from the store once: throws when it cannot answer (for `/readyz`).

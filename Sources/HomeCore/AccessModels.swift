@@ -109,3 +109,65 @@ public struct AppGrant: Hashable, Sendable, Codable {
         self.revoked = revoked
     }
 }
+
+/// An app's request to change its live grant (Google Home APIs `presentPermissionsUpdate`),
+/// waiting for an admin; linked to the grant it would change.
+///
+/// ```
+/// pending ──approve──▶ approved   (the grant's scope changes in the same transaction)
+///    ├──────deny─────▶ denied
+///    ├── a newer request from the same grant ──▶ superseded
+///    └── the grant is revoked ──▶ cancelled
+/// ```
+public struct GrantChange: Hashable, Sendable, Codable {
+    public enum Status: String, Hashable, Sendable, Codable, CaseIterable {
+        case pending, approved, denied
+        /// The app asked again before an admin decided: the newer request counts.
+        case superseded
+        /// The grant was revoked before an admin decided.
+        case cancelled
+    }
+
+    public let id: String
+    /// The grant (token ID) the change is for.
+    public let grantID: String
+    public let appName: String
+    /// The device types the app asks for now (empty: every device type).
+    public let requestedDeviceTypes: [DeviceTypeID]
+    public private(set) var status: Status
+    /// The grant's scope as approved; nil unless approved.
+    public let scope: GrantScope?
+    public let decidedBy: String?
+    public let createdAt: Date
+
+    public init(
+        id: String, grantID: String, appName: String, requestedDeviceTypes: [DeviceTypeID], status: Status, scope: GrantScope?,
+        decidedBy: String?, createdAt: Date
+    ) {
+        self.id = id
+        self.grantID = grantID
+        self.appName = appName
+        self.requestedDeviceTypes = requestedDeviceTypes
+        self.status = status
+        self.scope = scope
+        self.decidedBy = decidedBy
+        self.createdAt = createdAt
+    }
+
+    /// Moves a pending change on. - Throws: `conflict` when it was already decided.
+    public mutating func decide(_ next: Status) throws(HomeError) {
+        guard status == .pending else {
+            throw .conflict("permission change \(id) was already decided (\(status.rawValue))")
+        }
+        guard next != .pending else { return }
+        status = next
+    }
+
+    /// The scope a grant gets when an admin approves this change as asked: the requested
+    /// device types (all when none), everything else as the grant has it now.
+    public func askedScope(from current: GrantScope) -> GrantScope {
+        var scope = current
+        scope.deviceTypes = requestedDeviceTypes.isEmpty ? nil : Set(requestedDeviceTypes)
+        return scope
+    }
+}

@@ -85,6 +85,35 @@ public final class AccessStore: AccessControl {
                     );
                     """)
         }
+        // An app's request to change its live grant, linked to that grant's token.
+        migrator.registerMigration("access-v2-grant-changes") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE access_grant_changes (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        grant_id TEXT NOT NULL REFERENCES access_tokens(id) ON DELETE CASCADE,
+                        requested_types TEXT NOT NULL,
+                        status TEXT NOT NULL,
+                        scope TEXT,
+                        decided_by TEXT,
+                        created_at DOUBLE NOT NULL,
+                        decided_at DOUBLE
+                    );
+                    CREATE INDEX access_grant_changes_by_grant ON access_grant_changes(grant_id, status);
+                    """)
+        }
+        // Each user's favourite devices, in their order (they leave with the user).
+        migrator.registerMigration("access-v3-favourites") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE access_favourites (
+                        username TEXT NOT NULL REFERENCES access_users(username) ON DELETE CASCADE,
+                        device_id TEXT NOT NULL,
+                        position INTEGER NOT NULL,
+                        PRIMARY KEY (username, device_id)
+                    );
+                    """)
+        }
     }
 
     // MARK: - First start
@@ -322,6 +351,11 @@ public final class AccessStore: AccessControl {
                 sql: "UPDATE access_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                 arguments: [self.now().timeIntervalSince1970, id])
             let changed = db.changesCount > 0
+            if changed {
+                try db.execute(
+                    sql: "UPDATE access_grant_changes SET status = 'cancelled', decided_at = ? WHERE grant_id = ? AND status = 'pending'",
+                    arguments: [self.now().timeIntervalSince1970, id])
+            }
             if changed,
                 let row = try Row.fetchOne(db, sql: "SELECT id, status FROM access_app_requests WHERE token_id = ?", arguments: [id])
             {

@@ -97,6 +97,10 @@ public final class IsolatedPlugin: DriverPlugin {
     /// The default ``pingTimeout``.
     public static let defaultPingTimeout: Duration = .seconds(10)
 
+    /// Adds the vendor traits a program's `hello` declares to the running catalogue (the host
+    /// passes HomeCore's `addVendorTraits`); a refusal refuses the plugin.
+    let declareVendorTraits: @Sendable ([TraitDescriptor]) throws(HomeError) -> Void
+
     struct Running {
         let process: ChildProcess
         var pending: [Int64: CheckedContinuation<Value, any Error>] = [:]
@@ -137,8 +141,10 @@ public final class IsolatedPlugin: DriverPlugin {
         manifest: PluginManifest, launch: ChildLaunch, stopGrace: Duration = .seconds(5),
         helloTimeout: Duration = IsolatedPlugin.defaultHelloTimeout, pingInterval: Duration = IsolatedPlugin.defaultPingInterval,
         pingTimeout: Duration = IsolatedPlugin.defaultPingTimeout, clock: any Clock<Duration> = ContinuousClock(),
-        pingClock: any Clock<Duration> = ContinuousClock()
+        pingClock: any Clock<Duration> = ContinuousClock(),
+        declareVendorTraits: @escaping @Sendable ([TraitDescriptor]) throws(HomeError) -> Void = { _ in }
     ) {
+        self.declareVendorTraits = declareVendorTraits
         self.manifest = manifest
         self.launch = launch
         self.stopGrace = stopGrace
@@ -354,6 +360,21 @@ public final class IsolatedPlugin: DriverPlugin {
             guard m.id == manifest.id else {
                 throw PluginRunError(
                     .incompatible, "the plugin process says it is '\(m.id)', but it was started as '\(manifest.id)'")
+            }
+            // Before anything the program publishes: its devices may carry these traits.
+            let traits: [TraitDescriptor]
+            do throws(PluginWire.FormatError) {
+                traits = try PluginWire.vendorTraits(o["vendorTraits"])
+            } catch {
+                // The same hello comes again after a restart: refuse for good, not with backoff.
+                throw PluginRunError(.incompatible, "the plugin's vendor traits cannot be read: \(error.message)")
+            }
+            if !traits.isEmpty {
+                do throws(HomeError) {
+                    try declareVendorTraits(traits)
+                } catch {
+                    throw PluginRunError(.incompatible, error.message)
+                }
             }
             let watchdog = state.withLock { s -> Task<Void, Never>? in
                 s.helloManifest = m

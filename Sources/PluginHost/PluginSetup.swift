@@ -42,10 +42,14 @@ public struct PluginHostOptions: Hashable, Sendable {
     }
 
     /// An isolated plugin with these options.
-    func isolatedPlugin(manifest: PluginManifest, launch: ChildLaunch) -> IsolatedPlugin {
+    func isolatedPlugin(
+        manifest: PluginManifest, launch: ChildLaunch,
+        declareVendorTraits: @escaping @Sendable ([TraitDescriptor]) throws(HomeError) -> Void = { _ in }
+    ) -> IsolatedPlugin {
         IsolatedPlugin(
             manifest: manifest, launch: launch, helloTimeout: helloTimeout ?? IsolatedPlugin.defaultHelloTimeout,
-            pingInterval: pingInterval ?? IsolatedPlugin.defaultPingInterval, pingTimeout: pingTimeout ?? IsolatedPlugin.defaultPingTimeout)
+            pingInterval: pingInterval ?? IsolatedPlugin.defaultPingInterval, pingTimeout: pingTimeout ?? IsolatedPlugin.defaultPingTimeout,
+            declareVendorTraits: declareVendorTraits)
     }
 
     /// A duration key in seconds (more than 0, at most a day), removed from `object`.
@@ -196,7 +200,10 @@ public enum PluginSetup {
             let manifest = PluginManifest(id: id, name: id, version: "")
             let launch = ChildLaunch.program(program, environment: childEnvironment)
             logger.info("plugin program found; it runs in its own process", metadata: ["plugin": "\(id)", "file": "\(program)"])
-            let plugin = options.0.isolatedPlugin(manifest: manifest, launch: launch)
+            // A program declares its vendor traits in its hello (a `.so` when it is loaded).
+            let plugin = options.0.isolatedPlugin(manifest: manifest, launch: launch) { traits throws(HomeError) in
+                try core.addVendorTraits(traits, from: id)
+            }
             add(LoadedPlugin(path: program, manifest: manifest, plugin: plugin), options.1)
         }
         return Plan(services: services, registry: registry)

@@ -8,8 +8,8 @@ import HomeModel
 
 struct GrantsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "grants", abstract: "App access: pending requests, approve, deny, list, revoke (admins).",
-        subcommands: [List.self, Pending.self, Approve.self, Edit.self, Deny.self, Revoke.self], defaultSubcommand: List.self)
+        commandName: "grants", abstract: "App access: pending requests and permission changes, approve, deny, list, revoke (admins).",
+        subcommands: [List.self, Pending.self, Changes.self, Approve.self, Edit.self, Deny.self, Revoke.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Live app grants.")
@@ -27,8 +27,21 @@ struct GrantsCommand: AsyncParsableCommand {
             try options.output(requests, columns: ["REQUEST", "APP", "ASKS FOR"]) { [$0.id, $0.appName, GrantsCommand.types($0.requestedDeviceTypes.isEmpty ? nil : $0.requestedDeviceTypes)] }
         }
     }
+    struct Changes: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Permission changes apps with a grant asked for (approve or deny them by their chg-… ID).")
+        @OptionGroup var options: ClientOptions
+        @Flag(help: "Every change, decided ones too.") var all = false
+        func run() async throws {
+            let changes = try await options.home().grantChanges(pendingOnly: !all)
+            try options.output(changes, columns: ["CHANGE", "APP", "GRANT", "ASKS FOR", "STATUS"]) {
+                [$0.id, $0.appName, $0.grantID, GrantsCommand.types($0.requestedDeviceTypes.isEmpty ? nil : $0.requestedDeviceTypes), $0.status.rawValue]
+            }
+        }
+    }
     struct Approve: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Approve an app request, choosing what it may see.")
+        static let configuration = CommandConfiguration(
+            abstract: "Approve an app request (req-…) or a permission change (chg-…), choosing what the app may see.")
         @OptionGroup var options: ClientOptions
         @Argument var request: String
         @Option(name: .customLong("device-type"), help: "A device type to allow (name or 0x… ID); repeat. Default: what the app asked for.")
@@ -38,6 +51,14 @@ struct GrantsCommand: AsyncParsableCommand {
         var sensitiveDevices: [String] = []
         @Flag(help: "Read and observe only, no commands.") var readOnly = false
         func run() async throws {
+            if request.hasPrefix("chg-") {
+                // A change keeps what is not given from the grant as it is now.
+                let c = try await options.home().approveChange(
+                    request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive ? true : nil,
+                    canControl: readOnly ? false : nil, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) })
+                try options.output(c, "Approved the change of '\(c.appName)' (\(c.grantID)): \(GrantsCommand.types(c.scope?.deviceTypes)).")
+                return
+            }
             let r = try await options.home().approve(
                 request: request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
                 canControl: !readOnly, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) })
@@ -66,6 +87,11 @@ struct GrantsCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         @Argument var request: String
         func run() async throws {
+            if request.hasPrefix("chg-") {
+                let c = try await options.home().denyChange(request)
+                try options.output(c, "Denied the change of '\(c.appName)'; its grant stays as it was.")
+                return
+            }
             let r = try await options.home().deny(request: request)
             try options.output(r, "Denied '\(r.appName)'.")
         }

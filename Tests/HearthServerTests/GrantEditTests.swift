@@ -35,7 +35,8 @@ import Testing
             guard case .snapshot(let after, _) = await stream.next() else { Issue.record("no fresh snapshot"); return }
             #expect(after.map(\.id) == [TestHome.lamp])
             #expect(await door.next() == nil, "the hidden door's subscription ends")
-            #expect(doorUpdates.failure == nil, "ended because the door is hidden, not a revocation")
+            #expect(doorUpdates.failure?.code == .permissionDenied, "the grant no longer covers the door")
+            #expect(app.revocation == nil, "only that subscription lost access; the session lives on")
             #expect(server.server.openWebSocketCount == 1, "the same socket carries on")
 
             #expect(try await app.devices().list().map(\.id) == [TestHome.lamp])

@@ -103,12 +103,12 @@ import Glibc
         let migrated = first.split(separator: "\n").filter { $0.contains(#"msg="database schema migrated""#) }
         #expect(migrated.count == 1, "\(first)")
         #expect(migrated.first?.contains("level=notice") == true)
-        #expect(migrated.first?.contains("applied=hearth-v2-outputs,access-v1,exposure-v1") == true, "\(migrated)")
+        #expect(migrated.first?.contains("applied=hearth-v2-outputs,access-v1,access-v2-grant-changes,access-v3-favourites,exposure-v1") == true, "\(migrated)")
         #expect(migrated.first?.contains("file=\(database)") == true)
 
         // The data the old release kept is still there, under the current schema.
         #expect(try await Self.query(database, "SELECT identifier FROM grdb_migrations ORDER BY rowid", in: dir)
-            == "hearth-v1-layout\nhearth-v2-outputs\naccess-v1\nexposure-v1\nautomation-v1")
+            == "hearth-v1-layout\nhearth-v2-outputs\naccess-v1\naccess-v2-grant-changes\naccess-v3-favourites\nexposure-v1\nautomation-v1")
         #expect(try await Self.query(database, "SELECT s.name, r.name FROM room r JOIN structure s ON s.id = r.structureID", in: dir)
             == "Home|Kitchen")
 

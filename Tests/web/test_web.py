@@ -15,6 +15,7 @@ import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from selenium.webdriver.support import expected_conditions as EC
@@ -40,8 +41,8 @@ def wait_until(what, predicate, timeout=WAIT):
             last = predicate()
             if last:
                 return last
-        except (OSError, urllib.error.URLError) as e:
-            last = e
+        except (OSError, urllib.error.URLError, StaleElementReferenceException) as e:
+            last = e  # a live update re-rendered the element between finding and reading it
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
@@ -328,7 +329,10 @@ def main():
         first = css("#home-body section.favourites [data-device]")
         assert first.get_attribute("data-device") == device_id, first.get_attribute("data-device")
         assert driver.find_element(By.CSS_SELECTOR, "#home-body section").get_attribute("class").find("favourites") >= 0
-        print("ok: a favourite is pinned above the rooms")
+        page_token = driver.execute_script("return localStorage.getItem('hearth.token')")
+        wait_until("the favourite kept by hearthd", lambda: device_id in http(h.base, "GET", "/me/favourites", token=page_token)["devices"])
+        assert not driver.execute_script("return Object.keys(localStorage).filter((k) => k.startsWith('hearth.favourites')).length")
+        print("ok: a favourite is pinned above the rooms, kept on the server for this user")
         # Its state reports reach the tile through the one deviceUpdates feed (attribute
         # reports never re-send the device list), the page holding no per-device subscription.
         h.publish("webtest/plug/state", "ON")
@@ -381,6 +385,25 @@ def main():
         wait_until("the light config back", lambda: h.retained(light_config))
         print("ok: reset to hearth.yaml's policy from the page; the lamp is a controllable light again")
 
+        # 7b. An app with a grant asks to change it (presentPermissionsUpdate); the access view
+        #     shows the pending change and approves it; the app's grant follows.
+        admin = driver.execute_script("return localStorage.getItem('hearth.token')")
+        asked = http(h.base, "POST", "/apps/requests", {"name": "Wall Panel", "deviceTypes": ["OnOffLight"]})
+        http(h.base, "POST", f"/apps/requests/{asked['id']}/approve", {}, token=admin)
+        app = http(h.base, "POST", f"/apps/requests/{asked['id']}/claim", {"secret": asked["secret"]})["token"]
+        change = http(h.base, "POST", "/apps/permissions", {"deviceTypes": ["OnOffLight", "ContactSensor"]}, token=app)
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="access"]').click()
+        card = f'#grant-changes [data-change="{change["id"]}"]'
+        text_in(card, "Wall Panel")
+        text_in(card, "Contact Sensor")
+        shot("access-change.png")
+        driver.find_element(By.XPATH, f'//li[@data-change="{change["id"]}"]//button[text()="Approve change"]').click()
+        text_in("#toast", "change approved")
+        wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, card)))
+        decided = http(h.base, "GET", f"/apps/permissions/{change['id']}", token=app)
+        assert decided["status"] == "approved" and len(decided["scope"]["deviceTypes"]) == 2, decided
+        print("ok: the access view showed the app's permission change and approved it; the grant follows")
+
         # 8. A member is refused a layout change, politely.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")
         http(h.base, "POST", "/users", {"username": "mia", "password": "member password 1", "role": "member"}, token=admin)
@@ -393,6 +416,7 @@ def main():
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
         text_in("#who", "member")
         assert not driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="discovered"]').is_displayed()
+        assert not driver.find_elements(By.CSS_SELECTOR, "#home-body section.favourites"), "the admin's favourites are theirs"
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="layout"]').click()
         box = css('#layout-body input[name="structure"]')
         box.send_keys("Garage")

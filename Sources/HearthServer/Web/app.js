@@ -3,7 +3,7 @@
 // module (home, discovered, layout, access, plugins, events); this one signs in and routes.
 import { state, call, toast, hooks, isAdmin, $ } from "/web/core.js";
 import { connect } from "/web/live.js";
-import { renderHome } from "/web/home.js";
+import { renderHome, loadFavourites } from "/web/home.js";
 import { renderDiscovered } from "/web/discovered.js";
 import { renderLayout } from "/web/layout.js";
 import { renderAccess } from "/web/access.js";
@@ -37,6 +37,7 @@ async function signedIn(token) {
   for (const a of document.querySelectorAll("[data-admin]")) a.hidden = !isAdmin();
   connect();
   route();
+  loadFavourites();
 }
 
 $("#login-form").addEventListener("submit", async (ev) => {

@@ -54,15 +54,26 @@ function tile(d) {
       el("button", { type: "button", "data-control": "rename", onclick: () => openRename(d) }, "Rename")));
 }
 
-// Favourites per user: localStorage under the signed-in user's name.
-const favKey = () => `hearth.favourites.${(state.me && state.me.principal) || "anonymous"}`;
-function favourites() {
-  try { return new Set(JSON.parse(localStorage.getItem(favKey()) || "[]")); } catch { return new Set(); }
+// Favourites per user, kept by hearthd (GET/PUT /me/favourites) so they follow the person to
+// any browser. Ones an older page kept in this browser's localStorage move to the server once.
+let favList = [];
+const favourites = () => new Set(favList);
+export async function loadFavourites() {
+  const got = await call("GET", "/me/favourites").catch(() => null);
+  favList = got ? got.devices : [];
+  const oldKey = `hearth.favourites.${(state.me && state.me.principal) || "anonymous"}`;
+  let old = [];
+  try { old = JSON.parse(localStorage.getItem(oldKey) || "[]"); } catch { old = []; }
+  if (got && old.length) {
+    const saved = await call("PUT", "/me/favourites", { devices: [...new Set([...favList, ...old])] }).catch(() => null);
+    if (saved) { favList = saved.devices; localStorage.removeItem(oldKey); }
+  }
+  renderHome();
 }
-function toggleFavourite(id) {
-  const f = favourites();
-  if (f.has(id)) f.delete(id); else f.add(id);
-  localStorage.setItem(favKey(), JSON.stringify([...f]));
+async function toggleFavourite(id) {
+  const next = favList.includes(id) ? favList.filter((x) => x !== id) : [...favList, id];
+  const saved = await attempt("Saving favourites", () => call("PUT", "/me/favourites", { devices: next }));
+  if (saved) favList = saved.devices;
   renderHome();
 }
 

@@ -6,7 +6,7 @@
 export const MSG = Object.freeze({
   subscribed: "subscribed", unsubscribed: "unsubscribed", pong: "pong", snapshot: "snapshot", added: "added",
   updated: "updated", removed: "removed", device: "device", changed: "changed", delta: "delta", event: "event",
-  end: "end", error: "error", closing: "closing",
+  end: "end", error: "error", closing: "closing", grantUpdated: "grantUpdated",
 });
 
 /// Message types a client sends (WSClientMessage.Kind).

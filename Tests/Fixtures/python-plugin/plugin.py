@@ -8,6 +8,10 @@ length-prefixed JSON messages (docs/plugin-protocol.md). Standard library only.
 Configuration (its section of hearth.yaml):
     name: the lamp's suggested name (a string; default "Python Lamp")
     ignoreStop: true to misbehave on purpose (tests): keep running after "stop"
+
+It declares a vendor trait in its hello (PythonExample.FanTrait: the lamp's fan, its speed in
+percent, a SetSpeed command); PYLAMP_FAN_TRAIT_ID in the environment overrides the trait's ID
+(tests: a bad ID gets the plugin refused).
 """
 import json
 import os
@@ -19,6 +23,13 @@ ON_OFF_LIGHT = 0x0100
 IDENTIFY, GROUPS, ON_OFF = 0x0003, 0x0004, 0x0006
 ON_OFF_ATTRIBUTE = 0x0000
 OFF, ON, TOGGLE = 0x00, 0x01, 0x02
+FAN = int(os.environ.get("PYLAMP_FAN_TRAIT_ID", "0xFFF1FC10"), 0)
+FAN_SPEED, SET_SPEED = 0x0000, 0x00
+FAN_TRAIT = {
+    "namespace": "PythonExample", "id": f"0x{FAN:08X}", "name": "Fan",
+    "attributes": [{"id": FAN_SPEED, "name": "Speed", "type": "uint8", "minimum": 0, "maximum": 100, "unit": "%"}],
+    "commands": [{"id": SET_SPEED, "name": "Set Speed", "fields": [{"name": "Percent", "type": "uint8", "maximum": 100}]}],
+}
 
 
 def main():
@@ -51,7 +62,7 @@ def main():
     send({"type": "hello", "protocol": 1,
           "manifest": {"id": "pylamp", "name": "Python lamp", "version": "1.0.0",
                        "summary": "A lamp written in Python"},
-          "ping": True})
+          "ping": True, "vendorTraits": [FAN_TRAIT]})
     start = receive()
     if start is None or start.get("type") != "start":
         return 2
@@ -70,7 +81,8 @@ def main():
         "localID": "lamp", "name": name, "manufacturer": "Hearth", "model": "Python",
         "types": [{"id": ON_OFF_LIGHT, "isPrimary": True,
                    "traits": {hex4(IDENTIFY): {}, hex4(GROUPS): {},
-                              hex4(ON_OFF): {hex4(ON_OFF_ATTRIBUTE): lamp}}}]}})
+                              hex4(ON_OFF): {hex4(ON_OFF_ATTRIBUTE): lamp},
+                              f"0x{FAN:08X}": {hex4(FAN_SPEED): 0}}}]}})
     send({"type": "report", "reports": [
         {"localID": "lamp", "trait": ON_OFF, "attribute": ON_OFF_ATTRIBUTE, "value": lamp}]})
     send({"type": "log", "level": "info", "message": f"python plugin serving '{name}'"})
@@ -89,6 +101,12 @@ def main():
             continue
         if message.get("type") == "command":
             command, trait = message["command"], message["trait"]
+            if trait == FAN and command == SET_SPEED:
+                speed = message.get("arguments", {}).get("Percent", 0)
+                send({"type": "report", "reports": [
+                    {"localID": "lamp", "trait": FAN, "attribute": FAN_SPEED, "value": speed}]})
+                send({"type": "result", "id": message["id"], "value": None})
+                continue
             if trait != ON_OFF or command not in (OFF, ON, TOGGLE):
                 send({"type": "result", "id": message["id"],
                       "error": {"code": "unsupportedOperation",
