@@ -2,10 +2,18 @@ import Foundation
 import Logging
 import Synchronization
 
+/// Where a bridge's `_hap._tcp` record goes: avahi (``HAPBridge`` default), or a recorder in tests.
+public protocol HAPAdvertising: Sendable {
+    /// Publishes (or replaces) the record of the bridge called `name`.
+    func publish(name: String, port: Int, txt: [(String, String)])
+    /// Withdraws the records this advertiser published.
+    func stop()
+}
+
 /// Publishes `_hap._tcp` through the system's avahi daemon, by running `avahi-publish-service`
 /// (avahi-utils) for as long as the record should exist; a new TXT record replaces the process.
 /// Without avahi (no binary, no daemon) it logs once and the bridge still works by IP.
-final class Advertiser: Sendable {
+final class Advertiser: HAPAdvertising {
     let logger: Logger
     let process = Mutex<Process?>(nil)
 

@@ -115,6 +115,16 @@ extension MappedAccessory {
         #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(2)]))?.value == 1)
         #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.longPress))?.value == 2)
         #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.initialPress)) == nil)
+        // With multi-press counted (MSM): releases are not presses; the count is, once.
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.shortRelease), multiPress: true) == nil)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(1)]), multiPress: true)?.value == 0)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(2)]), multiPress: true)?.value == 1)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(3)]), multiPress: true) == nil)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.longPress), multiPress: true)?.value == 2)
+        #expect(!HAPMapper.countsMultiPress(d))
+        let counting = device("gpio:bell2", name: "Doorbell", type: GenericSwitchDeviceType.identifier,
+            traits: [SwitchTrait.identifier: [SwitchTrait.Attribute.numberOfPositions: .int(2), SwitchTrait.Attribute.multiPressMax: .int(2)]])
+        #expect(HAPMapper.countsMultiPress(counting))
     }
 
     @Test func lockTarget_writesLockAndUnlock() throws {
