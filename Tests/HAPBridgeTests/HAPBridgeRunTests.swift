@@ -183,7 +183,9 @@ enum BridgeFixtures {
 
         // Restart: the same devices on the same bridges, the same identities.
         try await run(RecordingAdvertiser()) { group in
-            #expect(await BridgeFixtures.wait(60) { group.bridges.count == 2 && group.bridges[1].database.accessories.count == 12 })
+            #expect(await BridgeFixtures.wait(60) {
+                group.bridges.count == 2 && group.bridges[0].database.accessories.count == 150 && group.bridges[1].database.accessories.count == 12
+            })
             #expect(placement(group) == before)
             #expect(group.bridges.map(\.identity.pairingID) == identities)
             // A new device: the first bridge is full, so it joins the second.
