@@ -340,7 +340,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthClient", "HearthAPI", "HomeStorage", "HomeCore", "HomeAutomation", "HomeCombine", pluginKit, driverTesting, grdb, logging,
+                "HearthServer", "HearthClient", "HearthAPI", "HAPBridge", "HomeStorage", "HomeCore", "HomeAutomation", "HomeCombine", pluginKit, driverTesting, grdb, logging,
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -388,7 +388,7 @@ let package = Package(
         .target(
             name: "HAPBridge",
             dependencies: [
-                "HAP", "HomeCore", pluginKit, logging, grdb, .product(name: "Crypto", package: "swift-crypto"),
+                "HAP", "HearthAPI", "HomeCore", pluginKit, logging, grdb, .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],

@@ -42,6 +42,9 @@ public final class HAPConnections: Sendable {
         }
     }
 
+    /// Ends the sessions of these controllers (unpaired from the web page or the CLI).
+    public func close(controllers: Set<String>) { close(controllers: controllers, except: 0) }
+
     /// Verified sessions now.
     public var sessionCount: Int { entries.withLock { $0.values.filter { $0.controller != nil }.count } }
 

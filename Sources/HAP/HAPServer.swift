@@ -14,12 +14,16 @@ import Synchronization
 public final class HAPServer: Sendable {
     public let pairing: PairingServer
     public let handler: any HAPAccessoryHandler
-    public let connections = HAPConnections()
+    public let connections: HAPConnections
     public let host: String
     public let port: Int
     let logger: Logger
 
-    public init(pairing: PairingServer, handler: any HAPAccessoryHandler, host: String, port: Int, logger: Logger = Logger(label: "hearth.hap")) {
+    public init(
+        pairing: PairingServer, handler: any HAPAccessoryHandler, host: String, port: Int, connections: HAPConnections = HAPConnections(),
+        logger: Logger = Logger(label: "hearth.hap")
+    ) {
+        self.connections = connections
         self.pairing = pairing
         self.handler = handler
         self.host = host

@@ -35,6 +35,8 @@ public final class PairingServer: Sendable {
     }
 
     let state: Mutex<State>
+    /// Listeners of ``changes()``; each gets the pairings' revision after every change.
+    let watchers = Mutex<(next: Int, all: [Int: AsyncStream<Int>.Continuation])>((0, [:]))
 
     public init(identity: AccessoryIdentity, store: any PairingStore, random: @escaping @Sendable (Int) -> [UInt8] = PairingServer.secureRandom) throws {
         self.identity = identity
@@ -48,6 +50,28 @@ public final class PairingServer: Sendable {
         var rng = SystemRandomNumberGenerator()
         return (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
     }
+
+    /// The pairings' revision after each change (pair-setup done, a pairing added or removed,
+    /// everyone unpaired), as it happens: what the bridge re-advertises `sf` on.
+    public func changes() -> AsyncStream<Int> {
+        let (stream, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let key = watchers.withLock { w in
+            defer { w.next += 1 }
+            w.all[w.next] = continuation
+            return w.next
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.watchers.withLock { $0.all.removeValue(forKey: key) } }
+        return stream
+    }
+
+    /// Tells the listeners when `before` is not the revision now.
+    func announce(since before: Int) {
+        let now = state.withLock { $0.revision }
+        guard now != before else { return }
+        for c in watchers.withLock({ Array($0.all.values) }) { c.yield(now) }
+    }
+
+    var revision: Int { state.withLock { $0.revision } }
 
     public var isPaired: Bool { state.withLock { !$0.pairings.isEmpty } }
     public var pairings: [Pairing] { state.withLock { $0.pairings.values.sorted { $0.identifier < $1.identifier } } }
@@ -63,6 +87,8 @@ public final class PairingServer: Sendable {
 
     /// One pair-setup message (`POST /pair-setup`) from connection `connection`.
     public func pairSetup(_ request: TLV8, connection: UInt64) -> (TLV8, SetupOutcome) {
+        let before = revision
+        defer { announce(since: before) }
         guard let step = request.byte(.state) else { return Self.error(.unknown, state: 2, "pair-setup: no State item") }
         switch step {
         case 1: return setupM1(request, connection: connection)
@@ -187,6 +213,8 @@ public final class PairingServer: Sendable {
             (TLV8([(.state, [2]), (.error, [code.rawValue])]), .refused(code, why))
         }
         guard request.byte(.state) == 1, let method = request.byte(.method) else { return refuse(.unknown, "pairings: State 1 and Method required") }
+        let before = revision
+        defer { announce(since: before) }
         return state.withLock { s in
             guard s.pairings[controller]?.isAdmin == true else {
                 return refuse(.authentication, "pairings: \(controller) is not an admin")
@@ -244,7 +272,9 @@ public final class PairingServer: Sendable {
 
     /// Removes every pairing (the web page's or CLI's "unpair all"); returns who was removed.
     public func removeAll() -> [String] {
-        state.withLock { s in
+        let before = revision
+        defer { announce(since: before) }
+        return state.withLock { s in
             let ids = Array(s.pairings.keys)
             for id in ids { try? store.removePairing(identifier: id) }
             s.pairings = [:]

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HashTreeCollections
 public import HAP
@@ -47,12 +48,20 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
     public let store: HAPStateStore
     public let configuration: Configuration
     public let pairing: PairingServer
+    /// 0 for the first bridge; more when over 149 devices are exposed (``HAPBridgeGroup``).
+    public let index: Int
+    /// The controllers' sessions (to end them when unpaired here).
+    public let connections = HAPConnections()
+    let placement: HAPBridgeGroup.Placement?
+    let advertiser: (any HAPAdvertising)?
     let logger: Logger
 
     struct State {
         var accessories: [Int: MappedAccessory] = [:]
         var database = AccessoryDatabase([])
         var configurationNumber = 1
+        /// The first layout is built (before it, nothing is advertised: `c#` is not known).
+        var layoutKnown = false
         var refused: [DeviceID] = []
         var aids: [String: Int] = [:]
         var iids: [Int: IIDAllocator] = [:]
@@ -60,20 +69,39 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
         var ready = false
     }
 
-    let state = Mutex(State())
+    let state: Mutex<State>
     let readyWaiters = Mutex<[CheckedContinuation<Int, Never>]>([])
+    /// The TXT record last published (a publish happens only when it differs).
+    let advertised = Mutex<[String]?>(nil)
 
-    public init(core: HomeCore, settings: ExposureSettings, store: HAPStateStore, configuration: Configuration, logger: Logger = Logger(label: "hearth.hap")) throws {
+    public convenience init(
+        core: HomeCore, settings: ExposureSettings, store: HAPStateStore, configuration: Configuration, advertiser: (any HAPAdvertising)? = nil,
+        logger: Logger = Logger(label: "hearth.hap")
+    ) throws {
+        try self.init(core: core, settings: settings, store: store, configuration: configuration, index: 0, placement: nil, advertiser: advertiser, logger: logger)
+    }
+
+    init(
+        core: HomeCore, settings: ExposureSettings, store: HAPStateStore, configuration: Configuration, index: Int, placement: HAPBridgeGroup.Placement?,
+        advertiser: (any HAPAdvertising)?, logger: Logger
+    ) throws {
         self.core = core
         self.settings = settings
         self.store = store
         self.configuration = configuration
+        self.index = index
+        self.placement = placement
         self.logger = logger
         if let code = configuration.setupCode, !AccessoryIdentity.isAllowedSetupCode(code) {
             throw HomeError.invalidArgument("hap.setupCode '\(code)' is not a HAP setup code: XXX-XX-XXX digits, not all the same, not 123-45-678 or 876-54-321")
         }
         let identity = try store.identity(setupCode: configuration.setupCode)
         pairing = try PairingServer(identity: identity, store: store)
+        var initial = State()
+        // The number in force since the last run: unchanged unless the layout changes.
+        initial.configurationNumber = try store.currentConfigurationNumber()
+        state = Mutex(initial)
+        self.advertiser = configuration.advertise ? (advertiser ?? Advertiser(logger: logger)) : nil
     }
 
     public var identity: AccessoryIdentity { pairing.identity }
@@ -105,10 +133,41 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
         ]
     }
 
+    /// What the web page and `hearth hap` show of this bridge.
+    public struct Status: Sendable, Hashable {
+        public var index: Int
+        public var name: String
+        /// The bound port (the configured one before listening).
+        public var port: Int
+        public var setupCode: String
+        public var setupURI: String
+        public var pairingID: String
+        public var configurationNumber: Int
+        /// Accessories served, the bridge included.
+        public var accessories: Int
+        public var pairings: [Pairing]
+    }
+
+    public var status: Status {
+        let (port, count, number) = state.withLock { ($0.ready ? $0.port : configuration.port, $0.accessories.count, $0.configurationNumber) }
+        return Status(
+            index: index, name: configuration.name, port: port, setupCode: identity.setupCode, setupURI: identity.setupURI(category: 2),
+            pairingID: identity.pairingID, configurationNumber: number, accessories: count, pairings: pairing.pairings)
+    }
+
+    /// Removes every pairing and ends their sessions (the bridge can be added to Home again);
+    /// `sf` is re-advertised. Returns the controllers removed.
+    @discardableResult
+    public func unpairAll() -> [String] {
+        let removed = pairing.removeAll()
+        connections.close(controllers: Set(removed))
+        logger.notice("HAP bridge unpaired", metadata: ["bridge": "\(configuration.name)", "removed": "\(removed.count)"])
+        return removed
+    }
+
     public func run() async throws {
-        let server = HAPServer(pairing: pairing, handler: self, host: configuration.host, port: configuration.port, logger: logger)
-        logger.info("HAP bridge", metadata: ["setupCode": "\(identity.setupCode)", "setupURI": "\(identity.setupURI(category: 2))", "id": "\(identity.pairingID)"])
-        let advertiser = Advertiser(logger: logger)
+        let server = HAPServer(pairing: pairing, handler: self, host: configuration.host, port: configuration.port, connections: connections, logger: logger)
+        logger.info("HAP bridge", metadata: ["name": "\(configuration.name)", "setupCode": "\(identity.setupCode)", "setupURI": "\(identity.setupURI(category: 2))", "id": "\(identity.pairingID)"])
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {
@@ -120,48 +179,57 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
                             }
                             let waiting = self.readyWaiters.withLock { w in defer { w = [] }; return w }
                             for w in waiting { w.resume(returning: port) }
-                            if self.configuration.advertise { advertiser.publish(name: self.configuration.name, port: port, txt: self.txtRecord()) }
+                            self.readvertise()
                         }
+                    } catch is CancellationError {
                     } catch {
                         self.logger.error("HAP server stopped: \(error)")
                     }
                 }
-                group.addTask { await self.followPolicy(server: server, advertiser: advertiser) }
-                group.addTask { await self.watchPairings(advertiser: advertiser) }
+                group.addTask { await self.followPolicy(server: server) }
+                group.addTask { await self.watchPairings() }
             }
         }
-        advertiser.stop()
-        logger.info("HAP bridge stopped")
+        advertiser?.stop()
+        logger.info("HAP bridge stopped", metadata: ["name": "\(configuration.name)"])
     }
 
-    /// Re-advertises when `sf` changes (paired/unpaired).
-    func watchPairings(advertiser: Advertiser) async {
-        var paired = pairing.isPaired
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(500))
-            let now = pairing.isPaired
-            if now != paired {
-                paired = now
-                if configuration.advertise, let port = state.withLock({ $0.ready ? $0.port : nil }) {
-                    advertiser.publish(name: configuration.name, port: port, txt: txtRecord())
-                }
-            }
+    /// Re-advertises `sf` as the pairings change (pair-setup done, the last pairing removed).
+    func watchPairings() async {
+        for await _ in pairing.changes() {
+            if Task.isCancelled { break }
+            readvertise()
         }
     }
 
-    func followPolicy(server: HAPServer, advertiser: Advertiser) async {
+    /// Publishes the TXT record when it differs from the one published: once listening and
+    /// the first layout is built, then on a `c#` or `sf` change. Under the lock, so two
+    /// changes at once publish in order.
+    func readvertise() {
+        guard let advertiser else { return }
+        guard let port = state.withLock({ $0.ready && $0.layoutKnown ? $0.port : nil }) else { return }
+        advertised.withLock { last in
+            let txt = txtRecord()
+            let flat = txt.map { "\($0.0)=\($0.1)" }
+            guard flat != last else { return }
+            last = flat
+            advertiser.publish(name: configuration.name, port: port, txt: txt)
+        }
+    }
+
+    func followPolicy(server: HAPServer) async {
         var session: Task<Void, Never>?
         for await policy in settings.updates() {
             if Task.isCancelled { break }
             session?.cancel()
             await session?.value
-            session = Task { await self.session(policy: policy, server: server, advertiser: advertiser) }
+            session = Task { await self.session(policy: policy, server: server) }
         }
         session?.cancel()
         await session?.value
     }
 
-    func session(policy: ExposurePolicy, server: HAPServer, advertiser: Advertiser) async {
+    func session(policy: ExposurePolicy, server: HAPServer) async {
         let home = core.home(for: policy.principal(door: "hap"))
         // The set (batched) and each device's new state (changedDevices) feed one loop, so
         // rebuilds never overlap.
@@ -183,19 +251,22 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
                     case .changed(let devices): for d in devices { current[d.id] = d }
                     }
                     let exposed = current.values.compactMap { policy.view(of: $0, catalog: self.core.catalog) }
-                    self.rebuild(exposed, server: server, advertiser: advertiser)
+                    self.rebuild(exposed, server: server)
                 }
             }
             group.addTask {
                 for await event in home.events() {
-                    guard let press = HAPMapper.buttonPress(event) else { continue }
-                    let target: CharacteristicID? = self.state.withLock { s in
+                    guard event.trait == SwitchTrait.identifier else { continue }
+                    let target: (CharacteristicID, Int)? = self.state.withLock { s in
                         for (aid, m) in s.accessories where m.device?.id == event.device {
-                            if let iid = m.buttons[press.button] { return CharacteristicID(aid: aid, iid: iid) }
+                            guard let device = m.device, let press = HAPMapper.buttonPress(event, multiPress: HAPMapper.countsMultiPress(device)),
+                                  let iid = m.buttons[press.button]
+                            else { return nil }
+                            return (CharacteristicID(aid: aid, iid: iid), press.value)
                         }
                         return nil
                     }
-                    if let target { server.connections.notify([(target, .int(press.value))]) }
+                    if let (cid, value) = target { server.connections.notify([(cid, .int(value))]) }
                 }
             }
         }
@@ -203,7 +274,7 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
 
     /// Rebuilds the accessories from the exposed devices; notifies changed values; bumps `c#`
     /// when the accessory set changed.
-    func rebuild(_ devices: [DeviceSnapshot], server: HAPServer, advertiser: Advertiser) {
+    func rebuild(_ devices: [DeviceSnapshot], server: HAPServer) {
         let sorted = devices.sorted { $0.id.rawValue < $1.id.rawValue }
         var accessories: [Int: MappedAccessory] = [:]
         var refused: [DeviceID] = []
@@ -221,10 +292,19 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
             var bridgeIIDs = try iids(1)
             accessories[1] = HAPMapper.bridge(name: configuration.name, serial: identity.pairingID, firmware: configuration.firmware, iids: &bridgeIIDs)
             try keep(1, bridgeIIDs)
-            let unknown = sorted.map(\.id.rawValue).filter { aidCache[$0] == nil }
+            var mine = sorted
+            var unplaced: [DeviceID] = []
+            if let placement {
+                // Several bridges: the devices placed on this one (a device stays where it was placed).
+                let mappable = sorted.filter(HAPMapper.maps)
+                let placed = try placement.devices(for: index, among: mappable.map(\.id.rawValue))
+                mine = mappable.filter { placed.mine.contains($0.id.rawValue) }
+                if index == 0 { unplaced = placed.unplaced.map(DeviceID.init(rawValue:)) }
+            }
+            let unknown = mine.map(\.id.rawValue).filter { aidCache[$0] == nil }
             if !unknown.isEmpty { aidCache.merge(try store.aids(for: unknown)) { $1 } }
             var mapped: [MappedAccessory] = []
-            for d in sorted {
+            for d in mine {
                 guard let aid = aidCache[d.id.rawValue] else { continue }
                 var allocator = try iids(aid)
                 guard let m = HAPMapper.accessory(for: d, aid: aid, iids: &allocator, firmware: configuration.firmware) else { continue }
@@ -233,7 +313,7 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
             }
             let admitted = Self.admit(mapped)
             for m in admitted.kept { accessories[m.accessory.aid] = m }
-            refused = admitted.refused
+            refused = admitted.refused + unplaced
         } catch {
             logger.error("HAP bridge: the state store failed: \(error)")
             return
@@ -245,11 +325,15 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
         }
         let list = accessories.keys.sorted().map { accessories[$0]!.accessory }
         let database = AccessoryDatabase(list)
-        let fingerprint = list.map { a in
-            "\(a.aid):" + a.services.map { s in "\(s.iid)/\(s.type)[" + s.characteristics.map { "\($0.iid)/\($0.type)" }.joined(separator: ",") + "]" }.joined(separator: ";")
-        }.joined(separator: "|")
-        let number = (try? store.configurationNumber(accessorySet: fingerprint)) ?? 1
-        let (changes, numberChanged, ready): ([(CharacteristicID, HAPValue?)], Bool, Int?) = state.withLock { s in
+        let layout = Self.layout(list)
+        let number: Int
+        do {
+            number = try store.configurationNumber(accessorySet: layout.hash, formerly: layout.fingerprint)
+        } catch {
+            logger.error("HAP bridge: the state store failed: \(error)")
+            return
+        }
+        let (changes, numberChanged): ([(CharacteristicID, HAPValue?)], Bool) = state.withLock { s in
             var changes: [(CharacteristicID, HAPValue?)] = []
             for a in list {
                 for svc in a.services {
@@ -268,13 +352,25 @@ public final class HAPBridge: Service, HAPAccessoryHandler, Sendable {
             s.refused = refused
             s.aids = aidCache
             s.iids = iidCache
-            return (changes, changed, s.ready ? s.port : nil)
+            s.layoutKnown = true
+            return (changes, changed)
         }
         if !changes.isEmpty { server.connections.notify(changes) }
         if numberChanged {
-            logger.info("HAP accessory set changed", metadata: ["c#": "\(number)", "accessories": "\(list.count)"])
-            if configuration.advertise, let port = ready { advertiser.publish(name: configuration.name, port: port, txt: txtRecord()) }
+            logger.info("HAP accessory set changed", metadata: ["bridge": "\(configuration.name)", "c#": "\(number)", "accessories": "\(list.count)"])
         }
+        readvertise()
+    }
+
+    /// The accessory layout (aids, service and characteristic iids and types: what a
+    /// controller caches), as text and its SHA-256, which the state file
+    /// keeps to tell a real change (bump `c#`) from a restart.
+    static func layout(_ accessories: [HAPAccessory]) -> (fingerprint: String, hash: String) {
+        let fingerprint = accessories.map { a in
+            "\(a.aid):" + a.services.map { s in "\(s.iid)/\(s.type)[" + s.characteristics.map { "\($0.iid)/\($0.type)" }.joined(separator: ",") + "]" }.joined(separator: ";")
+        }.joined(separator: "|")
+        let hash = SHA256.hash(data: Data(fingerprint.utf8)).map { String(format: "%02x", $0) }.joined()
+        return (fingerprint, "sha256:" + hash)
     }
 
     /// HAP's limit applied: the devices with the lowest aids (the longest exposed) keep their

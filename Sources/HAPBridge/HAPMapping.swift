@@ -62,6 +62,12 @@ public enum HAPMapper {
         ExtendedColorLightDeviceType.identifier,
     ]
 
+    /// Whether anything of the device maps to HAP (it would be an accessory).
+    public static func maps(_ device: DeviceSnapshot) -> Bool {
+        var scratch = IIDAllocator([:])
+        return accessory(for: device, aid: 0, iids: &scratch) != nil
+    }
+
     /// A device as an accessory; nil when nothing of it maps to HAP.
     public static func accessory(for device: DeviceSnapshot, aid: Int, iids: inout IIDAllocator, firmware: String = "1.0.0") -> MappedAccessory? {
         var b = Builder(iids: iids, device: device)
@@ -285,17 +291,33 @@ public enum HAPMapper {
     }
 
     /// The programmable switch value for a Switch event (HAP: 0 single, 1 double, 2 long), or nil.
-    public static func buttonPress(_ event: DeviceEvent) -> (button: Int, value: Int)? {
+    public static func buttonPress(_ event: DeviceEvent, multiPress: Bool = false) -> (button: Int, value: Int)? {
         guard event.trait == SwitchTrait.identifier else { return nil }
         let position = Int(event.fields["NewPosition"]?.intValue ?? event.fields["PreviousPosition"]?.intValue ?? 1)
         let button = max(1, min(position, 8))
         switch event.event {
-        case SwitchTrait.Event.shortRelease: return (button, 0)
+        // With multi-press (MSM) every release is part of a multi-press: the count decides, once.
+        case SwitchTrait.Event.shortRelease: return multiPress ? nil : (button, 0)
         case SwitchTrait.Event.multiPressComplete:
-            return event.fields["TotalNumberOfPressesCounted"]?.intValue == 2 ? (button, 1) : nil
+            switch event.fields["TotalNumberOfPressesCounted"]?.intValue {
+            case 1: return multiPress ? (button, 0) : nil
+            case 2: return (button, 1)
+            default: return nil  // HAP has single, double and long only
+            }
         case SwitchTrait.Event.longPress: return (button, 2)
         default: return nil
         }
+    }
+
+    /// Whether the device's Switch counts multi-presses (feature MSM, Matter 1.3 §1.13.4, or a
+    /// MultiPressMax): then a single press is `MultiPressComplete` with a count of 1, not `ShortRelease`.
+    public static func countsMultiPress(_ device: DeviceSnapshot) -> Bool {
+        for type in device.types {
+            guard let sw = type.traits[SwitchTrait.identifier] else { continue }
+            if sw[SwitchTrait.Attribute.multiPressMax] != nil { return true }
+            if let features = sw[0xFFFC]?.intValue, features & 0b10000 != 0 { return true }
+        }
+        return false
     }
 }
 

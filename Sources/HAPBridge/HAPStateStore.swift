@@ -34,6 +34,11 @@ public final class HAPStateStore: PairingStore, Sendable {
                 CREATE TABLE hap_iid (aid INTEGER NOT NULL, key TEXT NOT NULL, iid INTEGER NOT NULL, PRIMARY KEY (aid, key));
                 """)
         }
+        // Which bridge serves which device when more than 149 are exposed (kept in the first
+        // bridge's file; a device stays on its bridge).
+        migrator.registerMigration("hap-v2-bridges") { db in
+            try db.execute(sql: "CREATE TABLE hap_bridge_device (device TEXT PRIMARY KEY NOT NULL, bridge INTEGER NOT NULL)")
+        }
         try migrator.migrate(queue)
         // SQLite's journal and WAL side files are created with the database's mode by SQLite itself.
     }
@@ -119,13 +124,42 @@ public final class HAPStateStore: PairingStore, Sendable {
         }
     }
 
-    /// `c#`: bumped when the accessory set's fingerprint changes; returns the number in force.
-    public func configurationNumber(accessorySet fingerprint: String) throws -> Int {
+    /// The `c#` in force (1 before any layout was recorded).
+    public func currentConfigurationNumber() throws -> Int {
+        try queue.read { db in try Int.fetchOne(db, sql: "SELECT config_number FROM hap_identity WHERE id = 1") ?? 1 }
+    }
+
+    /// The bridge per device (0 is the first bridge), as assigned so far.
+    public func bridgeAssignments() throws -> [String: Int] {
+        try queue.read { db in
+            var out: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT device, bridge FROM hap_bridge_device") { out[row["device"]] = row["bridge"] }
+            return out
+        }
+    }
+
+    public func saveBridgeAssignments(_ added: [String: Int]) throws {
+        guard !added.isEmpty else { return }
+        try queue.write { db in
+            for (d, b) in added {
+                try db.execute(sql: "INSERT OR REPLACE INTO hap_bridge_device (device, bridge) VALUES (?, ?)", arguments: [d, b])
+            }
+        }
+    }
+
+    /// `c#`: bumped when the accessory layout's hash changes; returns the number in force.
+    /// `formerly`: what earlier versions kept instead of the hash (the layout as text): equal to
+    /// it is no change, and the hash replaces it.
+    public func configurationNumber(accessorySet fingerprint: String, formerly: String? = nil) throws -> Int {
         try queue.write { db in
             let row = try Row.fetchOne(db, sql: "SELECT config_number, accessory_set FROM hap_identity WHERE id = 1")
             var n: Int = row?["config_number"] ?? 1
             let old: String = row?["accessory_set"] ?? ""
             if old != fingerprint {
+                if let formerly, old == formerly {
+                    try db.execute(sql: "UPDATE hap_identity SET accessory_set = ? WHERE id = 1", arguments: [fingerprint])
+                    return n
+                }
                 if !old.isEmpty { n = n >= 65535 ? 1 : n + 1 }
                 try db.execute(sql: "UPDATE hap_identity SET config_number = ?, accessory_set = ? WHERE id = 1", arguments: [n, fingerprint])
             }
@@ -135,6 +169,20 @@ public final class HAPStateStore: PairingStore, Sendable {
 }
 
 extension HAPStateStore {
+    /// The state file of bridge `index` (0: `path` itself; 1: `hap-2.sqlite` beside it, …).
+    public static func path(bridge index: Int, first path: String) -> String {
+        guard index > 0 else { return path }
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension
+        let base = url.deletingPathExtension().lastPathComponent + "-\(index + 1)"
+        return url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? base : base + "." + ext).path
+    }
+
+    /// The state files of the extra bridges that exist beside `path` (index ≥ 1).
+    public static func extraBridgePaths(first path: String) -> [(index: Int, path: String)] {
+        (1..<HAPBridgeGroup.maxBridges).map { ($0, Self.path(bridge: $0, first: path)) }.filter { FileManager.default.fileExists(atPath: $0.1) }
+    }
+
     /// The state file `hearthd backup` and `restore` carry beside the layout backup: `<backup>.hap.sqlite`.
     public static func backupPath(for backup: String) -> String { backup + ".hap.sqlite" }
 
@@ -170,6 +218,9 @@ public enum HAPBackup {
         guard FileManager.default.fileExists(atPath: state) else { return nil }
         let target = HAPStateStore.backupPath(for: output)
         try HAPStateStore(path: state).backup(to: target)
+        for (index, extra) in HAPStateStore.extraBridgePaths(first: state) {
+            try HAPStateStore(path: extra).backup(to: HAPStateStore.path(bridge: index, first: target))
+        }
         return target
     }
 
@@ -177,7 +228,11 @@ public enum HAPBackup {
     public static func restore(database: String, input: String) throws -> String? {
         let source = HAPStateStore.backupPath(for: input)
         guard FileManager.default.fileExists(atPath: source) else { return nil }
-        try HAPStateStore.restore(from: source, to: HAPStateStore.defaultPath(database: database))
+        let state = HAPStateStore.defaultPath(database: database)
+        try HAPStateStore.restore(from: source, to: state)
+        for (index, extra) in HAPStateStore.extraBridgePaths(first: source) {
+            try HAPStateStore.restore(from: extra, to: HAPStateStore.path(bridge: index, first: state))
+        }
         return source
     }
 }

@@ -68,6 +68,8 @@ public struct HearthServer: Service {
     /// Scenes (`/scenes`) and automations (`/automations`); nil: those routes answer 404.
     let scenes: SceneBook?
     let automations: (any AutomationControl)?
+    /// The HomeKit bridges (`/hap`); nil: those routes answer 404.
+    let hap: (any HAPAdministration)?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
     /// Each device state's JSON, encoded once for every WebSocket subscription that sends it.
@@ -95,8 +97,9 @@ public struct HearthServer: Service {
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
         recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil,
-        scenes: SceneBook? = nil, automations: (any AutomationControl)? = nil
+        scenes: SceneBook? = nil, automations: (any AutomationControl)? = nil, hap: (any HAPAdministration)? = nil
     ) {
+        self.hap = hap
         self.exposure = exposure
         self.scenes = scenes
         self.automations = automations

@@ -9,7 +9,7 @@ import HomeModel
 struct ExposureCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exposure", abstract: "Show or change which devices leave the house (MQTT export, bridges; admins).",
-        subcommands: [Show.self, SetPolicy.self, Reset.self], defaultSubcommand: Show.self)
+        subcommands: [Show.self, SetPolicy.self, Reset.self, HAP.self, HAPUnpair.self], defaultSubcommand: Show.self)
 
     static func render(_ e: WireExposure) -> String {
         let p = e.policy

@@ -178,13 +178,14 @@ struct Hearthd: AsyncParsableCommand {
         // What leaves the house (`exposure:`): the shared policy, then each door that is on.
         let exposure = try ExposureSetup.settings(settings.exposure, database: database, core: core, logger: logger)
         services += ExposureSetup.services(settings.exposure, settings: exposure, core: core)
-        if settings.hap.enabled { services.append(try HAPSetup.bridge(settings, exposure: exposure, core: core, logger: logger)) }
+        let hap = settings.hap.enabled ? try HAPSetup.bridge(settings, exposure: exposure, core: core, logger: logger) : nil
+        if let hap { services.append(hap) }
         if let server = settings.server {
             services.append(
                 try APIServer.make(
                     server, database: database, core: core, pluginStatuses: { plan.registry.statuses().map(\.wire) }, logger: logger,
                     recentLog: recentLog, metrics: renderMetrics, exposure: exposure, scenes: automations.scenes,
-                    automations: automations.engine))
+                    automations: automations.engine, hap: hap.map(HAPAdmin.init)))
         }
         if let renderMetrics, let host = settings.metrics.host, let port = settings.metrics.port {
             // Once bound, the listener is close-on-exec (see `InheritedDescriptors`), like the API's.

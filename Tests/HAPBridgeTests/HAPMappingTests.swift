@@ -115,6 +115,16 @@ extension MappedAccessory {
         #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(2)]))?.value == 1)
         #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.longPress))?.value == 2)
         #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.initialPress)) == nil)
+        // With multi-press counted (MSM): releases are not presses; the count is, once.
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.shortRelease), multiPress: true) == nil)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(1)]), multiPress: true)?.value == 0)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(2)]), multiPress: true)?.value == 1)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.multiPressComplete, ["TotalNumberOfPressesCounted": .int(3)]), multiPress: true) == nil)
+        #expect(HAPMapper.buttonPress(ev(SwitchTrait.Event.longPress), multiPress: true)?.value == 2)
+        #expect(!HAPMapper.countsMultiPress(d))
+        let counting = device("gpio:bell2", name: "Doorbell", type: GenericSwitchDeviceType.identifier,
+            traits: [SwitchTrait.identifier: [SwitchTrait.Attribute.numberOfPositions: .int(2), SwitchTrait.Attribute.multiPressMax: .int(2)]])
+        #expect(HAPMapper.countsMultiPress(counting))
     }
 
     @Test func lockTarget_writesLockAndUnlock() throws {
@@ -211,6 +221,29 @@ extension MappedAccessory {
         #expect(try back.identity().pairingID == identity.pairingID)
         #expect(try back.loadPairings().map(\.identifier) == ["phone"])
         #expect(try HAPBackup.restore(database: database, input: dir + "/none.json") == nil)
+    }
+
+    @Test func backupAndRestore_carryTheSecondBridgesState() throws {
+        let path = tempPath()
+        let dir = (path as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let database = dir + "/hearth.sqlite"
+        let first = HAPStateStore.defaultPath(database: database)
+        _ = try HAPStateStore(path: first).identity()
+        let second = HAPStateStore.path(bridge: 1, first: first)
+        #expect(second == dir + "/hap-2.sqlite")
+        let store2 = try HAPStateStore(path: second)
+        let identity2 = try store2.identity()
+        try store2.savePairing(Pairing(identifier: "phone-2", publicKey: [UInt8](repeating: 6, count: 32), isAdmin: true))
+        let saved = try #require(try HAPBackup.save(database: database, output: dir + "/backup.json"))
+        let saved2 = HAPStateStore.path(bridge: 1, first: saved)
+        #expect(saved2 == dir + "/backup.json.hap-2.sqlite")
+        #expect(try FileManager.default.attributesOfItem(atPath: saved2)[.posixPermissions] as? Int == 0o600)
+        try FileManager.default.removeItem(atPath: second)
+        _ = try HAPBackup.restore(database: database, input: dir + "/backup.json")
+        let back = try HAPStateStore(path: second)
+        #expect(try back.identity().pairingID == identity2.pairingID)
+        #expect(try back.loadPairings().map(\.identifier) == ["phone-2"])
     }
 
     @Test func setupURIAndHash_followTheSpecLayout() {

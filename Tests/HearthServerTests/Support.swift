@@ -76,7 +76,8 @@ struct TestHome {
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, pluginStatuses: @escaping @Sendable () -> [WirePlugin] = { [] },
         recentLog: RecentLog? = nil, exposure: ExposureSettings? = nil,
-        automations: (@Sendable (HomeCore) throws -> (SceneBook, AutomationEngine))? = nil, _ body: (TestHome) async throws -> T
+        automations: (@Sendable (HomeCore) throws -> (SceneBook, AutomationEngine))? = nil,
+        hap: ((HomeCore) throws -> any HAPAdministration)? = nil, _ body: (TestHome) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -103,7 +104,7 @@ struct TestHome {
             core: core, access: access, configuration: configuration, pluginStatuses: pluginStatuses, loginLimiter: loginLimiter,
             setupLimiter: setupLimiter, appRequestLimiter: appRequestLimiter, logger: quiet,
             onListening: { port in portContinuation.yield(port) }, recentLog: recentLog, exposure: exposure, scenes: made?.0,
-            automations: made?.1)
+            automations: made?.1, hap: try hap?(core))
         let task = Task { try await server.run() }
         defer { task.cancel() }
         var iterator = ports.makeAsyncIterator()

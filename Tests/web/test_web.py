@@ -65,6 +65,7 @@ class Harness:
         self.procs = []
         self.mqtt_port = free_port()
         self.api_port = free_port()
+        self.hap_port = free_port()
         self.base = f"http://127.0.0.1:{self.api_port}"
         self.gpio = os.path.join(self.dir, "gpio")
 
@@ -100,6 +101,7 @@ server:
   stateDirectory: {self.dir}/state
 exposure:
   mqtt: {{ broker: 127.0.0.1:{self.mqtt_port}, nodeID: hearth_web }}
+hap: {{ enabled: true, listen: 127.0.0.1:{self.hap_port}, setupCode: 031-45-154, advertise: false }}
 """)
         self.spawn([os.path.join(BUILD, "hearthd"), "--config", config, "--plugins", plugins], "hearthd.log")
         wait_until("hearthd's API", lambda: http(self.base, "GET", "/health") == {"status": "ok"})
@@ -403,6 +405,25 @@ def main():
         decided = http(h.base, "GET", f"/apps/permissions/{change['id']}", token=app)
         assert decided["status"] == "approved" and len(decided["scope"]["deviceTypes"]) == 2, decided
         print("ok: the access view showed the app's permission change and approved it; the grant follows")
+
+        # 7c. The HomeKit bridge in the exposure view: its setup code and QR code (read back by
+        #     zbarimg from the page's pixels), no pairing yet so nothing to unpair.
+        text_in("#hap-body .setup-code", "031-45-154")
+        hap = http(h.base, "GET", "/hap", token=token)
+        uri = hap["bridges"][0]["setupURI"]
+        qr = css('#hap-body [data-bridge="1"] svg')
+        png = os.path.join(h.dir, "hap-qr.png")
+        with open(png, "wb") as f:
+            f.write(qr.screenshot_as_png)
+        zbar = shutil.which("zbarimg")
+        if zbar:
+            decoded = subprocess.run([zbar, "--raw", "-q", png], capture_output=True, text=True).stdout.strip()
+            assert decoded == uri, f"the page's QR code reads {decoded!r}, not {uri!r}"
+            print(f"ok: the HomeKit QR code on the page reads {uri}")
+        else:
+            print("note: zbarimg is missing (scripts/setup installs zbar-tools); the QR code was not read back")
+        assert not driver.find_element(By.CSS_SELECTOR, '#hap-body [data-bridge="1"] button.unpair').is_enabled()
+        shot("hap.png")
 
         # 8. A member is refused a layout change, politely.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")

@@ -3,8 +3,9 @@
 Run inside a private network namespace by scripts/test-hap-controller. Starts hearthd (simulated
 GPIO chip: a door contact, a button, a relay), then by direct IP (no mDNS):
 wrong setup code refused → pair → list accessories → read → write (the relay's line goes high)
-→ subscribe → events for a door edge and a button press → bad input on raw sockets → hearthd
-restart (pair-verify again, same aid/iid) → remove pairing. With --mdns, it finds the bridge
+→ subscribe → events for door edges and a button's single, double and long press → bad input on
+raw sockets → hearthd restart with the exposure read-only (pair-verify again, same aid/iid; a
+write refused with -70401) → remove pairing. With --mdns, it finds the bridge
 through avahi first. Prints "ok: …" per step and BENCH lines; exits non-zero on the first failure.
 """
 import asyncio
@@ -49,11 +50,16 @@ class Hearthd:
     def __init__(self):
         self.proc = None
         self.config = os.path.join(WORK, "hearth.yaml")
+        self.write_config()
+
+    def write_config(self, read_only=False):
+        """hearth.yaml; read_only: the exposure setting's read-only mode (allowControl: false)."""
+        exposure = "exposure: { devices: { allowControl: false } }\n" if read_only else ""
         with open(self.config, "w") as f:
             f.write(f"""
 log: {{ level: info }}
 storage: {{ database: {WORK}/hearth.sqlite }}
-plugins:
+{exposure}plugins:
   gpio:
     simulated:
       - {{ chip: sim0, lines: [DOOR, BUTTON, RELAY], control: {GPIO} }}
@@ -248,6 +254,32 @@ async def main():
         fail("the relay line did not go high after the write: " + open(os.path.join(GPIO, "state")).read())
     ok("write: the simulated relay went high")
 
+    # Round trips on one verified session (BENCH): sequential reads, then writes (each write
+    # goes through the core to the simulated relay and back); the relay ends high.
+    n = 200
+    t0 = time.monotonic()
+    for _ in range(n):
+        await pairing.get_characteristics([pump])
+    reads = n / (time.monotonic() - t0)
+    n = 100
+    t0 = time.monotonic()
+    for i in range(n):
+        r = await pairing.put_characteristics([(pump[0], pump[1], i % 2 == 1)])
+        if r:
+            fail(f"write {i} answered {r}")
+    writes = n / (time.monotonic() - t0)
+    print(f"BENCH characteristic round trips: {reads:.0f} reads/s, {writes:.0f} writes/s (sequential, one session)", flush=True)
+    # A new connection: TCP connect + pair-verify + one read (BENCH), p50 of 5.
+    verify = []
+    for i in range(5):
+        fresh = controller.load_pairing(f"bench-{i}", pairing_data)
+        t0 = time.monotonic()
+        await fresh.get_characteristics([pump])
+        verify.append(time.monotonic() - t0)
+        await fresh.close()
+    print(f"BENCH pair-verify (connect + verify + first read) p50 {statistics.median(verify) * 1000:.1f} ms "
+          f"(steady read {1000 / reads:.1f} ms; n=5)", flush=True)
+
     events = asyncio.Queue()
     pairing.dispatcher_connect(lambda ev: events.put_nowait((time.monotonic(), ev)))
     await pairing.subscribe([door, bell, pump])
@@ -289,15 +321,43 @@ async def main():
         fail("no ProgrammableSwitchEvent for a button press")
     ok("button press → ProgrammableSwitchEvent single press (0)")
 
+    async def presses(holds, gap=0.06, quiet=1.2):
+        """Presses the button (each held for holds[i] s, gap s apart); the ProgrammableSwitchEvent
+        values the controller got until quiet s without one."""
+        while not events.empty():
+            events.get_nowait()
+        for i, hold in enumerate(holds):
+            if i:
+                await asyncio.sleep(gap)
+            gpio("BUTTON", "pull-up")
+            await asyncio.sleep(hold)
+            gpio("BUTTON", "pull-down")
+        values = []
+        while True:
+            e = await wait_event(bell, timeout=quiet)
+            if not e:
+                return values
+            values.append(e[1])
+
+    got_double = await presses([0.05, 0.05])
+    if got_double != [1]:
+        fail(f"a double press reached the controller as {got_double} (want [1])")
+    ok("double press → ProgrammableSwitchEvent double press (1)")
+    got_long = await presses([1.0])
+    if got_long != [2]:
+        fail(f"a long press reached the controller as {got_long} (want [2])")
+    ok("long press → ProgrammableSwitchEvent long press (2)")
+
     # Bad input after pairing: a plain request on a fresh connection is still refused.
     r = raw(b"GET /characteristics?id=1.1 HTTP/1.1\r\n\r\n")
     if b" 470 " not in r.split(b"\r\n")[0]:
         fail("an unencrypted /characteristics request was not refused")
     ok("unencrypted request refused with 470")
 
-    # Restart hearthd: pair-verify again, same aid/iid.
+    # Restart hearthd, now with the exposure setting read-only: pair-verify again, same aid/iid.
     await pairing.close()
     hearthd.stop()
+    hearthd.write_config(read_only=True)
     hearthd.start()
     controller2 = IpController(char_cache=CharacteristicCacheMemory(), zeroconf_instance=None)
     pairing2 = controller2.load_pairing("hearth", pairing_data)
@@ -308,6 +368,19 @@ async def main():
         fail(f"aid/iid changed across the restart: {ids_before} → {ids_after}")
     got = await pairing2.get_characteristics([pump])
     ok(f"after a hearthd restart: pair-verify again, same aid/iid, pump On = {got[pump].get('value')}")
+
+    # Read-only exposure: a write is refused with "insufficient privileges" (-70401); the relay
+    # (off again: initial "off" after the restart) stays low.
+    if relay_high() is not False:
+        fail("the relay is not low after the restart: " + open(os.path.join(GPIO, "state")).read())
+    result = await pairing2.put_characteristics([(pump[0], pump[1], True)])
+    status = (result.get(pump) or {}).get("status")
+    if status != -70401:
+        fail(f"a write under read-only exposure was answered {result} (want status -70401)")
+    await asyncio.sleep(0.3)
+    if relay_high() is not False:
+        fail("the relay changed although the exposure is read-only")
+    ok("read-only exposure: the write refused with -70401, the relay stayed low")
 
     pairings = await pairing2.list_pairings()
     if len(pairings) != 1 or not pairings[0].get("controllerType") == "admin" and pairings[0].get("permissions") != 1:
