@@ -1,4 +1,4 @@
-public import MatterTLV
+import MatterTLV
 import HomeModel
 
 /// Basic Information (0x0028, Matter Core Specification 11.1) for the root endpoint: a stored
