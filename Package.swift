@@ -268,10 +268,16 @@ let package = Package(
         .executableTarget(name: "matter-protocol-fuzz", dependencies: ["MatterProtocolFuzz", "MatterTLVFuzz"], swiftSettings: settings),
         // Prints message encrypt+decrypt and TLV throughput (docs/BENCHMARKS.md).
         .executableTarget(name: "matter-bench", dependencies: ["MatterTLV", "MatterMessaging"], swiftSettings: settings),
+        // The Interaction Model (chapter 10): IM message codecs, the data model protocol, the IM
+        // engine (read/write/invoke/subscribe, chunking, timed interactions), root/bridge clusters.
+        .target(name: "MatterInteraction", dependencies: ["MatterTLV", "MatterMessaging", pluginKit], swiftSettings: settings),
         // A PASE responder on UDP for the real CHIP controller (scripts/test-matter-controller).
         .executableTarget(
             name: "matter-test-responder",
-            dependencies: ["MatterSecurity", "MatterMessaging", "MatterTLV", "MatterCommissioning", "HAP", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "MatterSecurity", "MatterMessaging", "MatterTLV", "MatterCommissioning", "MatterInteraction", "HAP", pluginKit,
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: settings),
 
         // Commissioning (issue 21): fabric table, fail-safe, the General Commissioning, Operational
@@ -302,6 +308,9 @@ let package = Package(
             ],
             swiftSettings: settings),
         .testTarget(name: "MatterMessagingTests", dependencies: ["MatterMessaging", "MatterTLV"], swiftSettings: settings),
+        .testTarget(
+            name: "MatterInteractionTests", dependencies: ["MatterInteraction", "MatterMessaging", "MatterTLV", "MatterTLVFuzz", pluginKit],
+            swiftSettings: settings),
         .testTarget(name: "HomeModelTests", dependencies: [pluginKit], swiftSettings: settings),
         .testTarget(name: "DriverTestingTests", dependencies: [pluginKit, driverTesting], swiftSettings: settings),
         .testTarget(

@@ -4,6 +4,7 @@
 //
 //   matter-test-responder --port 5541 --passcode 20202021 [--timeout 30] [--stay]
 //   matter-test-responder case-csr … | case-run …   (CASE with another authority's certificates: CASECheck.swift)
+//   matter-test-responder im …   (PASE, then Interaction Model reads/invokes/subscriptions: InteractionMode.swift)
 //
 // Development tool: it speaks only the unsecured session (PASE); no MRP retransmission (a lost
 // reply is repeated when the peer retransmits), no discovery.
@@ -71,6 +72,7 @@ switch CommandLine.arguments.dropFirst().first {
 case "case-csr": runCaseCSR(Array(CommandLine.arguments.dropFirst(2)))
 case "case-run": runCaseCheck(Array(CommandLine.arguments.dropFirst(2)))
 case "commissioning-check": runCommissioningCheck(Array(CommandLine.arguments.dropFirst(2)))
+case "im": await runInteractionResponder(Array(CommandLine.arguments.dropFirst(2)))
 default: break
 }
 

@@ -387,26 +387,7 @@ def main():
         wait_until("the light config back", lambda: h.retained(light_config))
         print("ok: reset to hearth.yaml's policy from the page; the lamp is a controllable light again")
 
-        # 7b. An app with a grant asks to change it (presentPermissionsUpdate); the access view
-        #     shows the pending change and approves it; the app's grant follows.
-        admin = driver.execute_script("return localStorage.getItem('hearth.token')")
-        asked = http(h.base, "POST", "/apps/requests", {"name": "Wall Panel", "deviceTypes": ["OnOffLight"]})
-        http(h.base, "POST", f"/apps/requests/{asked['id']}/approve", {}, token=admin)
-        app = http(h.base, "POST", f"/apps/requests/{asked['id']}/claim", {"secret": asked["secret"]})["token"]
-        change = http(h.base, "POST", "/apps/permissions", {"deviceTypes": ["OnOffLight", "ContactSensor"]}, token=app)
-        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="access"]').click()
-        card = f'#grant-changes [data-change="{change["id"]}"]'
-        text_in(card, "Wall Panel")
-        text_in(card, "Contact Sensor")
-        shot("access-change.png")
-        driver.find_element(By.XPATH, f'//li[@data-change="{change["id"]}"]//button[text()="Approve change"]').click()
-        text_in("#toast", "change approved")
-        wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, card)))
-        decided = http(h.base, "GET", f"/apps/permissions/{change['id']}", token=app)
-        assert decided["status"] == "approved" and len(decided["scope"]["deviceTypes"]) == 2, decided
-        print("ok: the access view showed the app's permission change and approved it; the grant follows")
-
-        # 7c. The HomeKit bridge in the exposure view: its setup code and QR code (read back by
+        # 7b. The HomeKit bridge in the exposure view: its setup code and QR code (read back by
         #     zbarimg from the page's pixels), no pairing yet so nothing to unpair.
         text_in("#hap-body .setup-code", "031-45-154")
         hap = http(h.base, "GET", "/hap", token=token)
@@ -424,6 +405,25 @@ def main():
             print("note: zbarimg is missing (scripts/setup installs zbar-tools); the QR code was not read back")
         assert not driver.find_element(By.CSS_SELECTOR, '#hap-body [data-bridge="1"] button.unpair').is_enabled()
         shot("hap.png")
+
+        # 7c. An app with a grant asks to change it (presentPermissionsUpdate); the access view
+        #     shows the pending change and approves it; the app's grant follows.
+        admin = driver.execute_script("return localStorage.getItem('hearth.token')")
+        asked = http(h.base, "POST", "/apps/requests", {"name": "Wall Panel", "deviceTypes": ["OnOffLight"]})
+        http(h.base, "POST", f"/apps/requests/{asked['id']}/approve", {}, token=admin)
+        app = http(h.base, "POST", f"/apps/requests/{asked['id']}/claim", {"secret": asked["secret"]})["token"]
+        change = http(h.base, "POST", "/apps/permissions", {"deviceTypes": ["OnOffLight", "ContactSensor"]}, token=app)
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="access"]').click()
+        card = f'#grant-changes [data-change="{change["id"]}"]'
+        text_in(card, "Wall Panel")
+        text_in(card, "Contact Sensor")
+        shot("access-change.png")
+        driver.find_element(By.XPATH, f'//li[@data-change="{change["id"]}"]//button[text()="Approve change"]').click()
+        text_in("#toast", "change approved")
+        wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, card)))
+        decided = http(h.base, "GET", f"/apps/permissions/{change['id']}", token=app)
+        assert decided["status"] == "approved" and len(decided["scope"]["deviceTypes"]) == 2, decided
+        print("ok: the access view showed the app's permission change and approved it; the grant follows")
 
         # 8. A member is refused a layout change, politely.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")

@@ -1,0 +1,67 @@
+import MatterTLV
+
+/// Splits attribute reports into ReportData messages that fit the message size (Matter Core
+/// Specification 8.4.3.3 "Chunking"): reports are packed in order; a list attribute too large
+/// for one message is sent as an empty list followed by one append (null ListIndex) per item.
+struct ReportChunker {
+    /// What a ReportData message costs around its reports (structure, subscription ID,
+    /// array, MoreChunkedMessages, SuppressResponse, revision).
+    static let envelope = 24
+
+    let maxPayload: Int
+
+    /// The reports in chunks; an item that can never fit becomes a RESOURCE_EXHAUSTED status.
+    func chunks(_ reports: [AttributeReport]) -> [[AttributeReport]] {
+        let budget = maxPayload - Self.envelope
+        var units: [(AttributeReport, Int)] = []
+        for report in reports {
+            let size = Self.size(report)
+            if size <= budget {
+                units.append((report, size))
+            } else {
+                units += split(report, budget: budget).map { ($0, Self.size($0)) }
+            }
+        }
+        var chunks: [[AttributeReport]] = []
+        var current: [AttributeReport] = []
+        var used = 0
+        for (report, size) in units {
+            if used + size > budget, !current.isEmpty {
+                chunks.append(current)
+                current = []
+                used = 0
+            }
+            current.append(report)
+            used += size
+        }
+        if !current.isEmpty || chunks.isEmpty { chunks.append(current) }
+        return chunks
+    }
+
+    private func split(_ report: AttributeReport, budget: Int) -> [AttributeReport] {
+        guard case .data(let d) = report, case .array(let items) = d.data.value else { return [tooLarge(report)] }
+        var empty = d
+        empty.data = TLVElement(.array([]))
+        var out: [AttributeReport] = [.data(empty)]
+        for item in items {
+            var path = d.path
+            path.listIndex = .append
+            let one = AttributeReport.data(AttributeData(path: path, data: item, dataVersion: d.dataVersion))
+            out.append(Self.size(one) <= budget ? one : tooLarge(report))
+        }
+        return out
+    }
+
+    private func tooLarge(_ report: AttributeReport) -> AttributeReport {
+        let path: AttributePath
+        switch report {
+        case .data(let d): path = d.path
+        case .status(let s): path = s.path
+        }
+        return .status(AttributeStatus(path: path, status: StatusIB(.resourceExhausted)))
+    }
+
+    static func size(_ report: AttributeReport) -> Int {
+        (try? report.tlv().encoded().count) ?? Int.max / 2
+    }
+}
