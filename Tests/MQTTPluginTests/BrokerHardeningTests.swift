@@ -93,7 +93,9 @@ import Testing
             try await host.command("plug-1", trait: OnOffTrait.identifier, command: OnOffTrait.Command.off)
         }
         let waited = ContinuousClock.now - started
-        #expect(waited >= .seconds(1) && waited < .seconds(5), "failed after the 1 s command timeout, not later: \(waited)")
+        // At least the 1 s timeout; the upper bound only tells "timed out" from "waited for the
+        // broker" (a loaded CI machine can be seconds late, the hung broker is away for good).
+        #expect(waited >= .seconds(1) && waited < .seconds(20), "failed after the 1 s command timeout, not hung: \(waited)")
         #expect(host.counted("command_timeouts") == 1)
         do {
             try await host.command("plug-1", trait: OnOffTrait.identifier, command: OnOffTrait.Command.off)
