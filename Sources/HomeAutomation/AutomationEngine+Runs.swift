@@ -20,6 +20,7 @@ extension AutomationEngine {
             if list.count > Self.traceLimit { list.removeFirst(list.count - Self.traceLimit) }
         }
         traces[trace.automation] = list
+        keep(trace)
         checkWaiters()
     }
 
@@ -27,6 +28,7 @@ extension AutomationEngine {
         guard var list = traces[automation], let i = list.lastIndex(where: { $0.id == runID }) else { return }
         edit(&list[i])
         traces[automation] = list
+        keep(list[i])
         checkWaiters()
     }
 
@@ -445,6 +447,42 @@ extension AutomationEngine {
             step(context, path: path, kind: "notify", detail: message, result: context.dryRun ? "wouldNotify" : "ok")
             if !context.dryRun { notify("automation \(context.automation): \(message)") }
             return .next
+        case .publish(let topic, let payload, let retain):
+            let detail = "\(topic) ← \(String(decoding: payload.prefix(200), as: UTF8.self))" + (retain ? " (retained)" : "")
+            return await outboundStep(context, path: path, kind: "publish", detail: detail) { outbound throws(HomeError) in
+                try await outbound.publish(topic: topic, payload: payload, retain: retain)
+            }
+        case .webhook(let url, let body, let timeout):
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let data = (try? encoder.encode(body ?? .object(["automation": .string(context.automation), "run": .string(context.runID), "cause": .string(context.cause.description)]))) ?? Data()
+            return await outboundStep(context, path: path, kind: "webhook", detail: "POST \(url.absoluteString)") { outbound throws(HomeError) in
+                let status = try await outbound.post(url: url, body: data, timeout: timeout.duration)
+                guard (200..<300).contains(status) else { throw .driverError("\(url.absoluteString) answered HTTP \(status)") }
+            }
+        }
+    }
+
+    /// A `publish` or `webhook` step: `wouldSend` in a dry run; a failure stops the run as failed.
+    func outboundStep(
+        _ context: RunContext, path: String, kind: String, detail: String, _ send: (any AutomationOutbound) async throws(HomeError) -> Void
+    ) async -> Flow {
+        if context.dryRun {
+            step(context, path: path, kind: kind, detail: detail, result: "wouldSend")
+            return .next
+        }
+        guard let outbound else {
+            step(context, path: path, kind: kind, detail: detail, result: HomeError.Code.unsupportedOperation.rawValue, message: "no \(kind) outlet is configured")
+            return .stop("\(path): no \(kind) outlet is configured", error: true)
+        }
+        let started = ContinuousClock.now
+        do {
+            try await send(outbound)
+            step(context, path: path, kind: kind, detail: detail, result: "ok", ms: Self.ms(since: started))
+            return .next
+        } catch {
+            step(context, path: path, kind: kind, detail: detail, result: error.code.rawValue, message: error.message, ms: Self.ms(since: started))
+            return .stop("\(path) failed: \(error.message)", error: true)
         }
     }
 
