@@ -146,9 +146,15 @@ import Testing
                 return Date()
             }
         } catch {
-            Issue.record("hearthd said: \(daemon.log.suffix(4000))")
+            Issue.record("hearthd said: \(daemon.log.suffix(4000))\ntraces: \(traces())")
             throw error
         }
+    }
+
+    /// The run traces hearthd wrote (for a failure's message).
+    func traces() -> String {
+        let db = try? DatabaseQueue(path: dir + "/hearth.sqlite", configuration: { var c = Configuration(); c.readonly = true; return c }())
+        return (try? db?.read { db in try String.fetchAll(db, sql: "SELECT trace_json FROM automation_run ORDER BY rowid") })?.joined(separator: "\n") ?? "none"
     }
 
     var built: Bool {
