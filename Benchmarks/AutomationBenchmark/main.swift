@@ -32,10 +32,10 @@ func thermometer(_ i: Int) -> DeviceDescription {
         ], commission: CommissionHint(name: "Thermometer \(i)", room: "Room \(i % 10)"))
 }
 
-/// `above` a threshold no report reaches (pure evaluation), or one that every other report
+/// `above` a threshold no report reaches (32000, near the top of the range) (pure evaluation), or one that every other report
 /// crosses (the starter fires and a run with a `log` step starts).
 func automation(_ n: Int, firing: Bool) -> Automation {
-    let above = firing ? 2050 : 1_000_000
+    let above = firing ? 2050 : 32_000
     let json = """
         {"id": "a\(n)", "name": "Automation \(n)",
          "starters": [{"attribute": {"device": "bench:t\(n % sensors)", "trait": "TemperatureMeasurement", "attribute": "MeasuredValue",
