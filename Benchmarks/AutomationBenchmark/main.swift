@@ -1,6 +1,6 @@
 // The automation engine's starter evaluation (issue 18). Prints figures; asserts nothing.
 //
-//     swift run -c release automation-benchmark
+//     swift run -c release automation-benchmark [reports, default 200000]
 //
 // A core with 100 thermometers; 0, 100 and 1,000 automations, each with an attribute starter
 // (`above` with hysteresis) on one of them — so every report is looked at by 0, 1 or 10
@@ -18,7 +18,7 @@ import Logging
 func say(_ line: String = "") { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
 let sensors = 100
-let reports = 200_000
+let reports = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 200_000
 let temperature = TemperatureMeasurementTrait.identifier
 let measured = TemperatureMeasurementTrait.Attribute.measuredValue
 
@@ -61,9 +61,9 @@ func measure(automations: Int, firingShare: Double) async -> Figures {
     let admin = Principal(id: "user:bench", role: .admin)
     let firing = Int(Double(automations) * firingShare)
     for n in 0..<automations { _ = try! await engine.save(automation(n, firing: n < firing), as: admin) }
+    // The tap is installed before measuring (run() would do it too, later).
+    await engine.start()
     let service = Task { await engine.run() }
-    // Let the engine install its tap before measuring.
-    await engine.waitForVersion(core.state.version)
     let clock = ContinuousClock()
     let start = clock.now
     for r in 0..<reports {
