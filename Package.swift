@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "MQTTPlugin", type: .dynamic, targets: ["MQTTPlugin"]),
         .library(name: "GPIOPlugin", type: .dynamic, targets: ["GPIOPlugin"]),
         .executable(name: "gpio-benchmark", targets: ["gpio-benchmark"]),
+        .executable(name: "automation-benchmark", targets: ["automation-benchmark"]),
         // Test fixtures: plugins that are wrong on purpose.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "WrongCompilerPlugin", type: .dynamic, targets: ["WrongCompilerPlugin"]),
@@ -231,6 +232,12 @@ let package = Package(
             ],
             path: "Benchmarks/CoreBenchmark",
             swiftSettings: settings),
+        // Starter evaluation of the automation engine (issue 18): docs/BENCHMARKS.md.
+        .executableTarget(
+            name: "automation-benchmark",
+            dependencies: ["HomeAutomation", "HomeCore", pluginKit, logging],
+            path: "Benchmarks/AutomationBenchmark",
+            swiftSettings: settings),
 
         // Matter protocol foundations (issue 16): Matter TLV (Appendix A of the Core Specification),
         // no dependencies; a deterministic fuzzer for its decoder (library, so tests can run it too).
@@ -330,7 +337,7 @@ let package = Package(
         .testTarget(
             name: "HomeAutomationTests",
             dependencies: [
-                "HomeAutomation", "HomeCore", "HomeStorage", "HearthConfiguration", "GPIOKit", "MQTTPlugin", "TestSupport", pluginKit, driverTesting,
+                "HomeAutomation", "HomeCore", "HomeStorage", "HearthConfiguration", "GPIOKit", "MQTTPlugin", "MQTTExport", "TestSupport", pluginKit, driverTesting,
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -410,14 +410,18 @@ public indirect enum Action: Hashable, Sendable, Codable {
     case run(String)
     case log(String)
     case notify(String)
+    /// An MQTT message to the automation broker (`automationBroker`/exposure broker of hearthd).
+    case publish(PublishAction)
+    /// An HTTP POST to a URL, with a timeout.
+    case webhook(WebhookAction)
 
-    enum Keys: String, CodingKey { case command, write, scene, delay, waitFor, `if`, parallel, stop, run, log, notify }
+    enum Keys: String, CodingKey { case command, write, scene, delay, waitFor, `if`, parallel, stop, run, log, notify, publish, webhook }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         guard c.allKeys.count == 1, let key = c.allKeys.first else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: c.codingPath, debugDescription: "an action has exactly one of: command, write, scene, delay, waitFor, if, parallel, stop, run, log, notify"))
+                .init(codingPath: c.codingPath, debugDescription: "an action has exactly one of: command, write, scene, delay, waitFor, if, parallel, stop, run, log, notify, publish, webhook"))
         }
         switch key {
         case .command: self = .command(try c.decode(CommandAction.self, forKey: key))
@@ -437,6 +441,8 @@ public indirect enum Action: Hashable, Sendable, Codable {
         case .run: self = .run(try c.decode(String.self, forKey: key))
         case .log: self = .log(try c.decode(String.self, forKey: key))
         case .notify: self = .notify(try c.decode(String.self, forKey: key))
+        case .publish: self = .publish(try c.decode(PublishAction.self, forKey: key))
+        case .webhook: self = .webhook(try c.decode(WebhookAction.self, forKey: key))
         }
     }
 
@@ -459,7 +465,35 @@ public indirect enum Action: Hashable, Sendable, Codable {
         case .run(let x): try c.encode(x, forKey: .run)
         case .log(let x): try c.encode(x, forKey: .log)
         case .notify(let x): try c.encode(x, forKey: .notify)
+        case .publish(let x): try c.encode(x, forKey: .publish)
+        case .webhook(let x): try c.encode(x, forKey: .webhook)
         }
+    }
+}
+
+/// `publish: {topic, payload, retain?}`: one MQTT message (QoS 1).
+public struct PublishAction: Hashable, Sendable, Codable {
+    public var topic: String
+    /// Text as is; any other value is sent as its JSON.
+    public var payload: Value
+    public var retain: Bool?
+    public init(topic: String, payload: Value, retain: Bool? = nil) {
+        self.topic = topic
+        self.payload = payload
+        self.retain = retain
+    }
+}
+
+/// `webhook: {url, body?, timeout?}`: an HTTP POST (body as JSON; default: the run's cause),
+/// failing the step on a non-2xx answer or after `timeout` (default 5 s, at most 60 s).
+public struct WebhookAction: Hashable, Sendable, Codable {
+    public var url: String
+    public var body: Value?
+    public var timeout: Span?
+    public init(url: String, body: Value? = nil, timeout: Span? = nil) {
+        self.url = url
+        self.body = body
+        self.timeout = timeout
     }
 }
 

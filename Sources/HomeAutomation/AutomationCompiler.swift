@@ -1,6 +1,6 @@
 public import HomeCore
 public import HomeModel
-import Foundation
+public import Foundation
 import HashTreeCollections
 
 /// Resolves an ``Automation``'s names against the home and checks everything at once: every
@@ -14,6 +14,13 @@ public struct AutomationCompiler: Sendable {
     public let scenes: Set<String>
     /// Automation IDs that exist, with whether each has a manual starter.
     public let automations: [String: Bool]
+
+    /// Where the home is, for sun starters (see ``checksLocation``).
+    public var location: SolarLocation?
+    /// Whether a sun starter without a ``location`` is an error (`locationRequired`).
+    public var checksLocation = false
+    /// The time zone sun days are counted in (the `sunEventMissing` warning).
+    public var timeZone: TimeZone = .current
 
     public init(catalog: Catalog, state: HomeState, scenes: Set<String> = [], automations: [String: Bool] = [:]) {
         self.catalog = catalog
@@ -216,6 +223,22 @@ public struct AutomationCompiler: Sendable {
                     issue("invalidValue", "\(path).sun.event", "sun events: sunrise, sunset, dawn, dusk, solarNoon",
                         suggestion: Self.quoted(EditDistance.closest(to: s.event, in: ["sunrise", "sunset", "dawn", "dusk", "solarNoon"], limit: 1)))
                 }
+                if let o = s.offset, o > .seconds(86_400) || o < .seconds(-86_400) {
+                    issue("durationOutOfRange", "\(path).sun.offset", "a sun offset is at most 24 h either way")
+                }
+                if compiler.location == nil, compiler.checksLocation {
+                    issue("locationRequired", "\(path).sun", "a sun starter needs the home's coordinates",
+                        suggestion: "location: { latitude: …, longitude: …, timezone: … } in hearth.yaml")
+                }
+                if let location = compiler.location, let event = SolarCalculator.Event(rawValue: s.event), event != .solarNoon {
+                    let missing = SolarCalculator.missingDays(event, from: Date(), days: 366, in: compiler.timeZone, location)
+                    if let first = missing.first {
+                        issue(
+                            "sunEventMissing", "\(path).sun.event",
+                            "no \(s.event) on \(missing.count) day(s) of the coming year at latitude \(location.latitude) (polar day or night), from \(first); it does not fire on those days",
+                            warning: true)
+                    }
+                }
                 return .sun(s)
             case .manual:
                 return .manual
@@ -335,6 +358,24 @@ public struct AutomationCompiler: Sendable {
                 return .run(id)
             case .log(let m): return .log(m)
             case .notify(let m): return .notify(m)
+            case .publish(let x):
+                let p = "\(path).publish.topic"
+                if x.topic.isEmpty || x.topic.contains("#") || x.topic.contains("+") || x.topic.utf8.count > 65_535 {
+                    issue("invalidValue", p, "an MQTT topic to publish to is not empty and has no wildcards (+, #)")
+                }
+                let payload: [UInt8] = x.payload.stringValue.map { Array($0.utf8) }
+                    ?? ((try? JSONEncoder().encode(x.payload)).map { Array($0) } ?? [])
+                return .publish(topic: x.topic, payload: payload, retain: x.retain ?? false)
+            case .webhook(let x):
+                let timeout = x.timeout ?? .seconds(5)
+                if timeout.milliseconds <= 0 || timeout > .seconds(60) {
+                    issue("durationOutOfRange", "\(path).webhook.timeout", "a webhook timeout is more than 0 s and at most 60 s")
+                }
+                guard let url = URL(string: x.url), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+                    issue("invalidValue", "\(path).webhook.url", "'\(x.url)' is not an http:// or https:// URL")
+                    return nil
+                }
+                return .webhook(url: url, body: x.body, timeout: timeout)
             }
         }
     }

@@ -1,6 +1,6 @@
 public import HomeCore
 public import HomeModel
-import Foundation
+public import Foundation
 import HashTreeCollections
 
 /// `scenes:` and `automations:` of `hearth.yaml`, already read into a `Value` with the line of
@@ -24,7 +24,7 @@ public struct AutomationConfig: Sendable {
     /// made through the API (an automation may recall them).
     public static func read(
         scenes: Value?, automations: Value?, file: String, lines: [String: Int], state: HomeState, catalog: Catalog,
-        scenesKnown: Set<String> = []
+        scenesKnown: Set<String> = [], location: SolarLocation? = nil, timeZone: TimeZone = .current, checksLocation: Bool = false
     ) -> AutomationConfig {
         var out = AutomationConfig()
         func at(_ path: String) -> String {
@@ -71,7 +71,10 @@ public struct AutomationConfig: Sendable {
         }
         var manual: [String: Bool] = [:]
         for (_, a) in decoded { manual[a.id] = a.starters.contains { $0.kind == .manual } }
-        let compiler = AutomationCompiler(catalog: catalog, state: state, scenes: sceneIDs, automations: manual)
+        var compiler = AutomationCompiler(catalog: catalog, state: state, scenes: sceneIDs, automations: manual)
+        compiler.location = location
+        compiler.checksLocation = checksLocation
+        compiler.timeZone = timeZone
         for (i, a) in decoded {
             let path = "automations[\(i)]"
             let issues = compiler.validate(a)

@@ -20,6 +20,7 @@ extension AutomationEngine {
             if list.count > Self.traceLimit { list.removeFirst(list.count - Self.traceLimit) }
         }
         traces[trace.automation] = list
+        keep(trace)
         checkWaiters()
     }
 
@@ -27,6 +28,7 @@ extension AutomationEngine {
         guard var list = traces[automation], let i = list.lastIndex(where: { $0.id == runID }) else { return }
         edit(&list[i])
         traces[automation] = list
+        keep(list[i])
         checkWaiters()
     }
 
@@ -165,7 +167,8 @@ extension AutomationEngine {
         let rest: [CompiledAction] = [.delay(Span(milliseconds: 0))] + actions
         let clock = self.clock
         let runID = trace.id
-        let context = RunContext(automation: id, runID: runID, starter: cause.starter, cause: cause, depth: 0, acceptedAt: nil)
+        var context = RunContext(automation: id, runID: runID, starter: cause.starter, cause: cause, depth: 0, acceptedAt: nil)
+        context.resumed = true
         // The row stays until the delay is over: a second crash resumes it again.
         let timerID = "delay|\(runID)|resume"
         saveTimer(StoredTimer(id: timerID, automationID: id, kind: "delay", dueAt: due, payloadJSON: Self.json(TimerPayload(cause: cause, runID: runID, position: position))))
@@ -175,11 +178,39 @@ extension AutomationEngine {
                 return
             }
             self.deleteTimer(timerID)
+            // Right after a start the plugins may not have reported yet: a command then would
+            // fail as offline. Wait (at most 30 s) until the devices the rest commands are known.
+            await self.waitUntilReported(Self.devices(in: rest), atMost: 30)
             self.step(context, path: "resume", kind: "delay", detail: "resumed: due \(Self.stamp(due, self.timeZone))", result: "ok")
             let flow = await self.execute(Array(rest.dropFirst()), at: [], context)
             self.finished(context, flow)
         }
         running[id, default: [:]][runID] = task
+    }
+
+    /// The devices commanded or written by `actions` (branches included).
+    static func devices(in actions: [CompiledAction]) -> Set<DeviceID> {
+        var out = Set<DeviceID>()
+        for a in actions {
+            switch a {
+            case .command(let r): out.insert(r.device)
+            case .write(let d, _, _, _, _): out.insert(d)
+            case .if(_, let then, let otherwise): out.formUnion(devices(in: then + otherwise))
+            case .parallel(let list): out.formUnion(devices(in: list))
+            default: break
+            }
+        }
+        return out
+    }
+
+    /// Waits until none of `devices` has an unknown connectivity (its plugin has reported since
+    /// the start), or `seconds` passed.
+    func waitUntilReported(_ devices: Set<DeviceID>, atMost seconds: Double) async {
+        let deadline = clock.now().addingTimeInterval(seconds)
+        while devices.contains(where: { core.state.devices[$0]?.sourceConnectivity.connectivityState == .unknown }), clock.now() < deadline {
+            if Task.isCancelled { return }
+            await nextChange(until: deadline)
+        }
     }
 
     /// Suspends an automation (loops, a revoked grant); an admin resumes it by enabling it.
@@ -266,6 +297,8 @@ extension AutomationEngine {
         let depth: Int
         let acceptedAt: ContinuousClock.Instant?
         var dryRun = false
+        /// Resumed after a restart: a device its plugin has not made ready yet is waited for.
+        var resumed = false
         var principal: Principal { Principal(id: "automation:\(automation)/\(runID)", role: .admin) }
     }
 
@@ -310,16 +343,27 @@ extension AutomationEngine {
             firstCommand(context)
             recentCommands[r.device] = (context.depth, clock.now())
             let started = ContinuousClock.now
-            do {
-                _ = try await home.invoke(r)
-                step(context, path: path, kind: "command", detail: detail, result: "ok", ms: Self.ms(since: started))
-                return .next
-            } catch {
-                let e = (error as? HomeError) ?? HomeError(.internal, "\(error)")
-                if error is CancellationError { return .cancelled }
-                step(context, path: path, kind: "command", detail: detail, result: e.code.rawValue, message: e.message, ms: Self.ms(since: started))
-                return .stop("\(path) failed: \(e.message)", error: true)
+            // A resumed run may start before the plugin has its lines or connection ready: a
+            // deviceOffline then is retried on each change for up to 30 s.
+            let patience = context.resumed ? clock.now().addingTimeInterval(30) : nil
+            var failure: any Error
+            while true {
+                do {
+                    _ = try await home.invoke(r)
+                    step(context, path: path, kind: "command", detail: detail, result: "ok", ms: Self.ms(since: started))
+                    return .next
+                } catch let e as HomeError where e.code == .deviceOffline && patience.map({ clock.now() < $0 }) == true && !Task.isCancelled {
+                    // On the next change, or half a second later (a line's readiness is no change).
+                    await nextChange(until: clock.now().addingTimeInterval(0.5))
+                } catch {
+                    failure = error
+                    break
+                }
             }
+            if failure is CancellationError { return .cancelled }
+            let e = (failure as? HomeError) ?? HomeError(.internal, "\(failure)")
+            step(context, path: path, kind: "command", detail: detail, result: e.code.rawValue, message: e.message, ms: Self.ms(since: started))
+            return .stop("\(path) failed: \(e.message)", error: true)
         case .write(let d, let type, let trait, let attribute, let value):
             let t = core.catalog.trait(trait)
             let detail = "\(d) \(t?.swiftName ?? trait.hex).\(t?.attribute(attribute)?.name ?? attribute.hex) = \(value)"
@@ -445,6 +489,42 @@ extension AutomationEngine {
             step(context, path: path, kind: "notify", detail: message, result: context.dryRun ? "wouldNotify" : "ok")
             if !context.dryRun { notify("automation \(context.automation): \(message)") }
             return .next
+        case .publish(let topic, let payload, let retain):
+            let detail = "\(topic) ← \(String(decoding: payload.prefix(200), as: UTF8.self))" + (retain ? " (retained)" : "")
+            return await outboundStep(context, path: path, kind: "publish", detail: detail) { outbound throws(HomeError) in
+                try await outbound.publish(topic: topic, payload: payload, retain: retain)
+            }
+        case .webhook(let url, let body, let timeout):
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let data = (try? encoder.encode(body ?? .object(["automation": .string(context.automation), "run": .string(context.runID), "cause": .string(context.cause.description)]))) ?? Data()
+            return await outboundStep(context, path: path, kind: "webhook", detail: "POST \(url.absoluteString)") { outbound throws(HomeError) in
+                let status = try await outbound.post(url: url, body: data, timeout: timeout.duration)
+                guard (200..<300).contains(status) else { throw .driverError("\(url.absoluteString) answered HTTP \(status)") }
+            }
+        }
+    }
+
+    /// A `publish` or `webhook` step: `wouldSend` in a dry run; a failure stops the run as failed.
+    func outboundStep(
+        _ context: RunContext, path: String, kind: String, detail: String, _ send: (any AutomationOutbound) async throws(HomeError) -> Void
+    ) async -> Flow {
+        if context.dryRun {
+            step(context, path: path, kind: kind, detail: detail, result: "wouldSend")
+            return .next
+        }
+        guard let outbound else {
+            step(context, path: path, kind: kind, detail: detail, result: HomeError.Code.unsupportedOperation.rawValue, message: "no \(kind) outlet is configured")
+            return .stop("\(path): no \(kind) outlet is configured", error: true)
+        }
+        let started = ContinuousClock.now
+        do {
+            try await send(outbound)
+            step(context, path: path, kind: kind, detail: detail, result: "ok", ms: Self.ms(since: started))
+            return .next
+        } catch {
+            step(context, path: path, kind: kind, detail: detail, result: error.code.rawValue, message: error.message, ms: Self.ms(since: started))
+            return .stop("\(path) failed: \(error.message)", error: true)
         }
     }
 

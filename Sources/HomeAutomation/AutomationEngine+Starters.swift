@@ -189,16 +189,34 @@ extension AutomationEngine {
 
     // MARK: - Schedules
 
-    /// Plans the next instant of each time starter (held while the clock is unsynchronised).
+    /// Plans the next instant of each time and sun starter (held while the clock is unsynchronised).
     func planSchedules(_ id: String) {
         guard let c = compiled[id], records[id]?.state == "enabled" else { return }
-        for s in c.starters {
-            guard case .time(let t) = s.kind else { continue }
-            planSchedule(id, s, t, after: clock.now())
+        for s in c.starters where s.isScheduled {
+            planSchedule(id, s, after: clock.now())
         }
     }
 
-    func planSchedule(_ id: String, _ s: CompiledStarter, _ t: TimeStarter, after: Date, due fixed: Date? = nil) {
+    /// The next instant of a time or sun starter after `after`, and how a trace names it.
+    func nextInstant(_ s: CompiledStarter, after: Date) -> (due: Date, label: String)? {
+        switch s.kind {
+        case .time(let t):
+            return t.nextInstant(after: after, in: timeZone).map { ($0, "time \(t.at ?? t.every?.description ?? t.once ?? "")") }
+        case .sun(let sun):
+            guard let location, let event = SolarCalculator.Event(rawValue: sun.event) else { return nil }
+            let offset = sun.offset?.timeInterval ?? 0
+            guard let due = SolarCalculator.next(event, offset: offset, after: after, in: timeZone, location) else {
+                logger.warning("automation \(s.id): no \(sun.event) within a year at \(location.latitude), \(location.longitude)")
+                return nil
+            }
+            let shown = sun.offset.map { " \($0.milliseconds < 0 ? "-" : "+")\(Span(milliseconds: abs($0.milliseconds)))" } ?? ""
+            return (due, "sun \(sun.event)\(shown)")
+        default:
+            return nil
+        }
+    }
+
+    func planSchedule(_ id: String, _ s: CompiledStarter, after: Date, due fixed: Date? = nil) {
         let key = "\(id)|\(s.index)"
         scheduleTasks[key]?.cancel()
         let clock = self.clock
@@ -210,9 +228,10 @@ extension AutomationEngine {
             }
             return
         }
-        guard let due = fixed ?? t.nextInstant(after: after, in: timeZone) else { return }
+        guard let next = nextInstant(s, after: after) else { return }
+        let due = fixed ?? next.due
         let timerID = "schedule|\(key)"
-        let cause = RunTrace.Cause(starter: s.id, description: "time \(t.at ?? t.every?.description ?? t.once ?? "") (due \(Self.stamp(due, timeZone)))")
+        let cause = RunTrace.Cause(starter: s.id, description: "\(next.label) (due \(Self.stamp(due, timeZone)))")
         saveTimer(StoredTimer(id: timerID, automationID: id, kind: "schedule", dueAt: due, payloadJSON: Self.json(TimerPayload(starterIndex: s.index, cause: cause))))
         scheduleTasks[key] = Task {
             do { try await clock.sleep(until: due) } catch { return }
@@ -221,16 +240,16 @@ extension AutomationEngine {
     }
 
     func planScheduleByIndex(_ id: String, _ index: Int) {
-        guard let s = compiled[id]?.starters.first(where: { $0.index == index }), case .time(let t) = s.kind else { return }
-        planSchedule(id, s, t, after: clock.now())
+        guard let s = compiled[id]?.starters.first(where: { $0.index == index }), s.isScheduled else { return }
+        planSchedule(id, s, after: clock.now())
     }
 
     func scheduleDue(_ id: String, _ index: Int, due: Date, cause: RunTrace.Cause) {
         deleteTimer("schedule|\(id)|\(index)")
         trigger(id, cause: cause, acceptedAt: nil, depth: 0)
-        guard let s = compiled[id]?.starters.first(where: { $0.index == index }), case .time(let t) = s.kind else { return }
+        guard let s = compiled[id]?.starters.first(where: { $0.index == index }), s.isScheduled else { return }
         // The next one strictly after this one (a repeated DST hour runs once).
-        planSchedule(id, s, t, after: max(due, clock.now()).addingTimeInterval(1))
+        planSchedule(id, s, after: max(due, clock.now()).addingTimeInterval(1))
     }
 
     static func stamp(_ date: Date, _ zone: TimeZone) -> String {
@@ -310,7 +329,7 @@ extension AutomationEngine {
                 starterStates[t.automationID]?[index]?.active = true
                 startHold(t.automationID, index: index, hold: hold, cause: cause, depth: 0, due: t.dueAt)
             case "schedule":
-                guard let index = payload.starterIndex, let s = c.starters.first(where: { $0.index == index }), case .time(let ts) = s.kind else {
+                guard let index = payload.starterIndex, let s = c.starters.first(where: { $0.index == index }), s.isScheduled else {
                     deleteTimer(t.id)
                     continue
                 }
@@ -327,9 +346,9 @@ extension AutomationEngine {
                                 id: newRunID(), automation: t.automationID, started: now, finished: now, cause: cause, outcome: .abandoned,
                                 reason: "missed while hearthd was down: due \(Self.stamp(t.dueAt, timeZone)), more than catchUp \(catchUp) ago"))
                     }
-                    planSchedule(t.automationID, s, ts, after: now)
+                    planSchedule(t.automationID, s, after: now)
                 } else {
-                    planSchedule(t.automationID, s, ts, after: now, due: t.dueAt)
+                    planSchedule(t.automationID, s, after: now, due: t.dueAt)
                 }
             case "delay":
                 deleteTimer(t.id)

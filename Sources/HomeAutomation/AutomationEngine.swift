@@ -51,6 +51,10 @@ public actor AutomationEngine {
     let store: (any AutomationStore)?
     let clock: any AutomationClock
     public let timeZone: TimeZone
+    /// Where the home is (sun starters); nil: sun starters do not fire.
+    public let location: SolarLocation?
+    /// Where `publish` and `webhook` actions go.
+    let outbound: (any AutomationOutbound)?
     let logger: Logger
     public nonisolated let tap: ChangeTap
 
@@ -82,6 +86,10 @@ public actor AutomationEngine {
     public internal(set) var droppedChanges: UInt64 = 0
     var started = false
     var stopping = false
+    /// Finished traces not written yet, by run ID (``flushTraces()``).
+    var pendingTraces: [String: RunTrace] = [:]
+    var pendingOrder: [String] = []
+    var traceCommit: Task<Void, Never>?
 
     public static let traceLimit = 50
     static let maxDepth = 8
@@ -101,8 +109,11 @@ public actor AutomationEngine {
 
     public init(
         core: HomeCore, scenes: SceneBook? = nil, store: (any AutomationStore)? = nil, clock: any AutomationClock = SystemAutomationClock(),
-        timeZone: TimeZone = .current, tapCapacity: Int = 10_000, logger: Logger = Logger(label: "hearth.automations")
+        timeZone: TimeZone = .current, tapCapacity: Int = 10_000, logger: Logger = Logger(label: "hearth.automations"),
+        location: SolarLocation? = nil, outbound: (any AutomationOutbound)? = nil
     ) {
+        self.location = location
+        self.outbound = outbound
         self.core = core
         self.scenes = scenes
         self.store = store
@@ -152,6 +163,7 @@ public actor AutomationEngine {
                         executionCount: s.executionCount, source: s.source, configRef: s.configRef, owner: s.owner, issues: [])
                     install(record)
                 }
+                loadTraces()
                 restoreTimers(timers)
             } catch {
                 logger.error("automations could not be loaded: \(error)")
@@ -169,6 +181,7 @@ public actor AutomationEngine {
         for c in changeWaiters.values { c.resume() }
         changeWaiters = [:]
         for c in notificationContinuations.values { c.finish() }
+        flushAllTraces()
     }
 
     /// Lines from `notify` and `log` actions and alarms (loop detected, changes dropped).
@@ -194,7 +207,11 @@ public actor AutomationEngine {
         var autos: [String: Bool] = [:]
         for (id, c) in compiled { autos[id] = c.hasManualStarter }
         for (id, r) in records where autos[id] == nil { autos[id] = r.automation.starters.contains { $0.kind == .manual } }
-        return AutomationCompiler(catalog: core.catalog, state: core.state, scenes: sceneIDs, automations: autos)
+        var compiler = AutomationCompiler(catalog: core.catalog, state: core.state, scenes: sceneIDs, automations: autos)
+        compiler.location = location
+        compiler.checksLocation = true
+        compiler.timeZone = timeZone
+        return compiler
     }
 
     /// Puts a record in place: compiles it (an automation that no longer compiles stays listed,

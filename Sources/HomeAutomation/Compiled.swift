@@ -1,3 +1,4 @@
+import Foundation
 public import HomeModel
 
 /// A problem the validator found, with where it is and what to do.
@@ -55,6 +56,14 @@ struct CompiledStarter: Sendable {
         case manual
         case startup(after: Span?)
     }
+
+    /// A wall-clock starter planned as a durable `schedule` timer (time, sun).
+    var isScheduled: Bool {
+        switch kind {
+        case .time, .sun: true
+        default: false
+        }
+    }
 }
 
 indirect enum CompiledCondition: Sendable {
@@ -80,6 +89,8 @@ indirect enum CompiledAction: Sendable {
     case run(String)
     case log(String)
     case notify(String)
+    case publish(topic: String, payload: [UInt8], retain: Bool)
+    case webhook(url: URL, body: Value?, timeout: Span)
 }
 
 /// An automation resolved against the home: what the engine runs.

@@ -13,7 +13,7 @@ public import HomeModel
 /// let db = try HearthDatabase(path: path, extraMigrations: AutomationStateStore.registerMigrations(in:))
 /// let scenes = try SceneBook(core: core, store: db.automationStore())
 /// ```
-public final class AutomationStateStore: SceneStore, AutomationStore {
+public final class AutomationStateStore: SceneStore, AutomationStore, AutomationTraceStore {
     let writer: any DatabaseWriter
     let now: @Sendable () -> Date
 
@@ -75,6 +75,20 @@ public final class AutomationStateStore: SceneStore, AutomationStore {
                         payload_json TEXT NOT NULL
                     );
                     CREATE INDEX automation_timer_due ON automation_timer(due_at);
+                    """)
+        }
+        // Run traces survive a restart: the newest 50 per automation (``saveTraces(_:keep:)``).
+        migrator.registerMigration("automation-v2-runs") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE automation_run (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        automation_id TEXT NOT NULL,
+                        started_at DOUBLE NOT NULL,
+                        outcome TEXT NOT NULL,
+                        trace_json TEXT NOT NULL
+                    );
+                    CREATE INDEX automation_run_recent ON automation_run(automation_id, started_at DESC);
                     """)
         }
     }
@@ -192,6 +206,7 @@ public final class AutomationStateStore: SceneStore, AutomationStore {
     public func deleteAutomation(id: String) throws(HomeError) {
         try write("automation") { db in
             try db.execute(sql: "DELETE FROM automation_timer WHERE automation_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM automation_run WHERE automation_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM automation WHERE id = ?", arguments: [id])
         }
     }
@@ -218,6 +233,42 @@ public final class AutomationStateStore: SceneStore, AutomationStore {
 
     public func deleteTimer(id: String) throws(HomeError) {
         try write("automation timer") { db in try db.execute(sql: "DELETE FROM automation_timer WHERE id = ?", arguments: [id]) }
+    }
+}
+
+// MARK: - Run traces
+
+extension AutomationStateStore {
+    public func saveTraces(_ traces: [StoredTrace], keep: Int) throws(HomeError) {
+        guard !traces.isEmpty else { return }
+        try write("automation runs") { db in
+            for t in traces {
+                try db.execute(
+                    sql: """
+                        INSERT INTO automation_run (id, automation_id, started_at, outcome, trace_json) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT(id) DO UPDATE SET outcome = excluded.outcome, trace_json = excluded.trace_json
+                        """,
+                    arguments: [t.id, t.automationID, t.startedAt.timeIntervalSince1970, t.outcome, t.traceJSON])
+            }
+            for automation in Set(traces.map(\.automationID)) {
+                try db.execute(
+                    sql: """
+                        DELETE FROM automation_run WHERE automation_id = ?1 AND id NOT IN (
+                            SELECT id FROM automation_run WHERE automation_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT ?2)
+                        """,
+                    arguments: [automation, keep])
+            }
+        }
+    }
+
+    public func loadTraces() throws(HomeError) -> [StoredTrace] {
+        try read("automation runs") { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM automation_run ORDER BY started_at, rowid").map { r in
+                StoredTrace(
+                    id: r["id"], automationID: r["automation_id"], startedAt: Date(timeIntervalSince1970: r["started_at"]), outcome: r["outcome"],
+                    traceJSON: r["trace_json"])
+            }
+        }
     }
 }
 

@@ -17,16 +17,20 @@ public struct LayoutExport: Hashable, Sendable, Codable {
     public var structures: [StructureSnapshot]
     public var rooms: [RoomSnapshot]
     public var devices: [RegistryEntry]
+    /// Scenes, automations and pending timers (format 2; absent in format 1 backups and in a
+    /// file without the automation tables). A restore without it leaves them as they were.
+    public var automation: AutomationBackup?
 
     public static let formatName = "hearth-layout"
-    public static let currentFormatVersion = 1
+    /// 2 added ``automation``: a Hearth that reads only 1 refuses it rather than drop the scenes.
+    public static let currentFormatVersion = 2
 }
 
 extension HearthDatabase {
     /// The layout and registry at one instant (a read transaction: safe while hearthd runs).
     public func exportLayout() throws(HomeError) -> LayoutExport {
         let path = self.path
-        let (structures, rooms, devices, schema) = try read { db in
+        let (structures, rooms, devices, schema, automation) = try read { db in
             let s = try Row.fetchAll(db, sql: "SELECT id, name FROM structure ORDER BY id").map {
                 StructureSnapshot(id: StructureID(rawValue: $0["id"]), name: $0["name"])
             }
@@ -35,11 +39,12 @@ extension HearthDatabase {
             }
             let d = try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY id").map { try Self.entry($0, path: path) }
             let m = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
-            return (s, r, d, m)
+            return (s, r, d, m, try AutomationStateStore.export(db))
         }
         return LayoutExport(
             format: LayoutExport.formatName, formatVersion: LayoutExport.currentFormatVersion, schema: schema,
-            exportedAt: ISO8601DateFormatter().string(from: Date()), structures: structures, rooms: rooms, devices: devices)
+            exportedAt: ISO8601DateFormatter().string(from: Date()), structures: structures, rooms: rooms, devices: devices,
+            automation: automation)
     }
 
     /// Writes ``exportLayout()`` as JSON to `file` (atomically: a reader never sees half a file).
@@ -108,11 +113,20 @@ extension HearthDatabase {
                 problems.append("device \(e.device.id) is in room \(r), which the backup does not have")
             }
         }
+        if let automation = export.automation {
+            let columns = try read { db in try AutomationStateStore.hasTables(db) ? try AutomationStateStore.columns(db) : nil }
+            guard let columns else {
+                throw .invalidArgument(
+                    "the backup holds scenes and automations but \(path) has no automation tables (open it as hearthd does); nothing was changed")
+            }
+            problems += AutomationStateStore.problems(in: automation, columns: columns)
+        }
         guard problems.isEmpty else {
             throw .invalidArgument("the backup contradicts itself: " + problems.joined(separator: "; "))
         }
         do {
             try pool.write { db in
+                if let automation = export.automation { try AutomationStateStore.restore(automation, into: db) }
                 try db.execute(sql: "DELETE FROM device; DELETE FROM room; DELETE FROM structure;")
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]

@@ -87,3 +87,10 @@ struct HAPHandOver: HandOverCommand {
     @Argument(parsing: .captureForPassthrough, help: "Passed to 'hearthd hap' (see 'hearthd hap --help').")
     var arguments: [String] = []
 }
+
+struct ReloadHandOver: HandOverCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reload", abstract: "Re-read hearth.yaml's scenes and automations in the running hearthd: runs 'hearthd reload'.")
+    @Argument(parsing: .captureForPassthrough, help: "Passed to 'hearthd reload' (see 'hearthd reload --help').")
+    var arguments: [String] = []
+}

@@ -6,6 +6,7 @@ import HomeModel
 import HomeStorage
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// `scenes:`, `automations:` and `location:` in hearth.yaml → the scene book and the
 /// automation engine (a service), with every problem as `file:line: key: message`.
@@ -17,16 +18,27 @@ enum AutomationSetup {
         let warnings: [String]
     }
 
-    static func make(_ section: HearthConfig.HomeSection, file: String, database: HearthDatabase, core: HomeCore, logger: Logger) async throws -> Made {
+    static func make(
+        _ section: HearthConfig.HomeSection, file: String, database: HearthDatabase, core: HomeCore, broker: AutomationBroker? = nil, logger: Logger
+    ) async throws -> Made {
         let store = database.automationStore()
         let scenes = try SceneBook(core: core, store: store)
+        let zone = section.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+        var location: SolarLocation?
+        if let latitude = section.latitude, let longitude = section.longitude { location = SolarLocation(latitude: latitude, longitude: longitude) }
         let config = AutomationConfig.read(
             scenes: section.scenes, automations: section.automations, file: file, lines: section.lines, state: core.state,
-            catalog: core.catalog, scenesKnown: Set(try scenes.list(as: .system).map(\.id)))
+            catalog: core.catalog, scenesKnown: Set(try scenes.list(as: .system).map(\.id)), location: location, timeZone: zone,
+            checksLocation: true)
         var errors = config.errors
         for (id, error) in scenes.loadConfigured(config.scenes) { errors.append("\(file): scenes: \(id): \(error.message)") }
-        let zone = section.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-        let engine = AutomationEngine(core: core, scenes: scenes, store: store, timeZone: zone, logger: Logger(label: "hearth.automations"))
+        var publisher: StandardOutbound.Publisher?
+        if let broker {
+            publisher = { @Sendable topic, payload, retain throws(HomeError) in try broker.publish(topic, payload, retain) }
+        }
+        let engine = AutomationEngine(
+            core: core, scenes: scenes, store: store, timeZone: zone, logger: Logger(label: "hearth.automations"), location: location,
+            outbound: StandardOutbound(publisher: publisher))
         let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs)
         for (id, issues) in problems where issues.contains(where: { $0.severity == .error }) {
             errors.append("\(config.automationRefs[id] ?? file): automations: \(id): " + issues.map(\.description).joined(separator: "; "))
@@ -42,5 +54,41 @@ struct AutomationService: Service {
     let engine: AutomationEngine
     func run() async throws {
         await cancelWhenGracefulShutdown { await engine.run() }
+    }
+}
+
+/// SIGHUP: re-reads hearth.yaml's `scenes:` and `automations:` ([ConfigReload]); a file that
+/// does not parse, or any broken entry, keeps the running set, logged as an error naming the
+/// file, line and key. Other sections need a restart.
+struct ConfigReloadService: Service {
+    let file: String
+    let scenes: SceneBook
+    let engine: AutomationEngine
+    let logger: Logger
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in signals { await reload() }
+        }
+    }
+
+    @discardableResult
+    func reload() async -> ConfigReload.Outcome {
+        logger.notice("SIGHUP: reloading scenes and automations", metadata: ["config": "\(file)"])
+        let outcome: ConfigReload.Outcome
+        do {
+            let section = try HearthConfig.load(path: file).home
+            outcome = await ConfigReload.apply(
+                scenes: section.scenes, automations: section.automations, file: file, lines: section.lines, book: scenes, engine: engine)
+        } catch {
+            outcome = await ConfigReload.apply(scenes: nil, automations: nil, file: file, lines: [:], configError: error.message, book: scenes, engine: engine)
+        }
+        if outcome.applied && outcome.errors.isEmpty {
+            logger.notice("\(outcome)")
+        } else {
+            logger.error("\(outcome)")
+        }
+        return outcome
     }
 }

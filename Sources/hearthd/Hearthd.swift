@@ -20,7 +20,7 @@ struct Hearthd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
         abstract: "Hearth: bridges GPIO and MQTT hardware into one home model.",
-        subcommands: [PluginHostCommand.self, DoctorCommand.self, BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self, HAPCommand.self])
+        subcommands: [PluginHostCommand.self, DoctorCommand.self, BackupCommand.self, RestoreCommand.self, RestoreOnStartCommand.self, HAPCommand.self, ReloadCommand.self])
 
     @Option(name: .shortAndLong, help: "The configuration file.")
     var config: String = "etc/hearth.yaml"
@@ -129,7 +129,9 @@ struct Hearthd: AsyncParsableCommand {
         // `plan.registry.statusProvider` lists every plugin, refused ones included (`hearth plugins`).
         var services: [any Service] = plan.services
         // Scenes and automations (`scenes:`, `automations:`): a broken entry is not loaded.
-        let automations = try await AutomationSetup.make(settings.home, file: config, database: database, core: core, logger: logger)
+        let broker = check ? nil : AutomationBroker.make(settings.plugins, logger: Logger(label: "hearth.automations"))
+        if let broker { services.append(broker) }
+        let automations = try await AutomationSetup.make(settings.home, file: config, database: database, core: core, broker: broker, logger: logger)
         if check {
             for e in automations.errors { FileHandle.standardError.write(Data("hearthd: \(e)\n".utf8)) }
             // Check each plugin's section as it would be checked before starting.
@@ -160,6 +162,7 @@ struct Hearthd: AsyncParsableCommand {
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
         services.append(AutomationService(engine: automations.engine))
+        services.append(ConfigReloadService(file: config, scenes: automations.scenes, engine: automations.engine, logger: logger))
         // Last-seen times move in memory on every report; saved every interval and at shutdown.
         let lastSeen = LastSeenSaver(
             core: core, database: database, interval: .seconds(settings.lastSeenInterval), clock: ContinuousClock(),

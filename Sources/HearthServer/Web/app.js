@@ -1,6 +1,6 @@
 // Hearth's web page: plain JavaScript modules, no build step. It talks to /api/v1 over HTTP
 // and keeps the home live over one WebSocket (live.js; see docs/api.md). Each view is its own
-// module (home, discovered, layout, access, plugins, events); this one signs in and routes.
+// module (home, discovered, layout, automations, access, plugins, events); this one signs in and routes.
 import { state, call, toast, hooks, isAdmin, $ } from "/web/core.js";
 import { connect } from "/web/live.js";
 import { renderHome, loadFavourites } from "/web/home.js";
@@ -10,6 +10,7 @@ import { renderAccess } from "/web/access.js";
 import { renderPlugins } from "/web/plugins.js";
 import { renderEvents } from "/web/events.js";
 import { renderExposure } from "/web/exposure.js";
+import { renderAutomations } from "/web/automations.js";
 
 // ---------- sign in ----------
 function signedOut(message) {
@@ -70,7 +71,7 @@ $("#signout").addEventListener("click", async () => {
 });
 
 // ---------- views ----------
-const views = ["signin", "home", "discovered", "layout", "access", "exposure", "plugins", "events"];
+const views = ["signin", "home", "discovered", "layout", "automations", "access", "exposure", "plugins", "events"];
 function currentView() { return views.find((v) => !document.getElementById(v).hidden); }
 function show(view) {
   for (const v of views) document.getElementById(v).hidden = v !== view;
@@ -82,7 +83,7 @@ function route() {
   let view = location.hash.slice(1) || "home";
   if (!views.includes(view) || view === "signin") view = "home";
   show(view);
-  ({ home: renderHome, discovered: renderDiscovered, layout: renderLayout, access: renderAccess, exposure: renderExposure, plugins: renderPlugins, events: renderEvents })[view]();
+  ({ home: renderHome, discovered: renderDiscovered, layout: renderLayout, automations: renderAutomations, access: renderAccess, exposure: renderExposure, plugins: renderPlugins, events: renderEvents })[view]();
 }
 window.addEventListener("hashchange", route);
 

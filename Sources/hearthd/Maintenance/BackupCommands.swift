@@ -23,7 +23,7 @@ func fail(_ error: HomeError) -> ExitCode {
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
-        abstract: "Save the layout (structures, rooms, devices, commissioning) to a file.",
+        abstract: "Save the layout (structures, rooms, devices, commissioning), scenes, automations and pending timers to a file.",
         discussion: "Safe while hearthd runs: it reads one consistent snapshot of the database.")
 
     @Option(help: "The database file.")
@@ -40,7 +40,7 @@ struct BackupCommand: ParsableCommand {
         do {
             try db.backup(to: output)
             let export = try db.exportLayout()
-            print("saved \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s) to \(output)")
+            print("saved \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s)\(automationSummary(export)) to \(output)")
         } catch {
             throw fail(error)
         }
@@ -49,11 +49,17 @@ struct BackupCommand: ParsableCommand {
     }
 }
 
+/// ", 2 scene(s), 3 automation(s), 1 pending timer(s)" when the backup holds them.
+func automationSummary(_ export: LayoutExport) -> String {
+    guard let a = export.automation else { return "" }
+    return ", \(a.scenes.count) scene(s), \(a.automations.count) automation(s), \(a.timers.count) pending timer(s)"
+}
+
 /// `hearth restore`: replaces the layout with a backup's.
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
-        abstract: "Replace the layout with one saved by `hearth backup`.",
+        abstract: "Replace the layout, scenes, automations and timers with those saved by `hearth backup`.",
         discussion: """
             Stop hearthd first (it refuses while hearthd runs on the database). A backup from a newer \
             Hearth, or a database with a newer schema, is refused; nothing is changed then.
@@ -73,7 +79,7 @@ struct RestoreCommand: ParsableCommand {
             try db.restore(export)
             if let hap = try HAPBackup.restore(database: database, input: input) { print("restored the HomeKit bridge's keys and pairings from \(hap)") }
             withExtendedLifetime(lock) {}
-            print("restored \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s) from \(input)")
+            print("restored \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s)\(automationSummary(export)) from \(input)")
         } catch let error as HomeError {
             throw fail(error)
         }

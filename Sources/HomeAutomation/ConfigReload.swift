@@ -1,0 +1,70 @@
+public import HomeCore
+public import HomeModel
+import Foundation
+
+/// Re-reading `scenes:` and `automations:` while hearthd runs (SIGHUP, `hearth automations
+/// reload`): everything is checked first, and the running set is replaced only when nothing is
+/// wrong — one broken entry keeps the old set whole, with every problem as
+/// `file:line: key.path: message`.
+public enum ConfigReload {
+    /// What a reload did.
+    public struct Outcome: Sendable, Hashable, CustomStringConvertible {
+        /// True when the new set replaced the old one.
+        public var applied: Bool
+        /// Blocking problems (then nothing changed).
+        public var errors: [String]
+        public var warnings: [String]
+        public var scenes: Int
+        public var automations: Int
+
+        public var description: String {
+            applied
+                ? "reloaded \(scenes) scene(s) and \(automations) automation(s)"
+                    + (warnings.isEmpty ? "" : " with \(warnings.count) warning(s): " + warnings.joined(separator: "; "))
+                : "reload refused, the running scenes and automations are kept: " + errors.joined(separator: "; ")
+        }
+    }
+
+    /// Reads the sections against the current home, checks every scene and automation, and
+    /// applies them only if all pass. `configError` is a problem found before (the file did not
+    /// parse): it refuses the reload the same way.
+    public static func apply(
+        scenes: Value?, automations: Value?, file: String, lines: [String: Int], configError: String? = nil,
+        book: SceneBook?, engine: AutomationEngine
+    ) async -> Outcome {
+        if let configError { return Outcome(applied: false, errors: [configError], warnings: [], scenes: 0, automations: 0) }
+        let core = engine.core
+        let apiScenes = Set(((try? book?.list(as: .system)) ?? []).filter { $0.source != "config" }.map(\.id))
+        let config = AutomationConfig.read(
+            scenes: scenes, automations: automations, file: file, lines: lines, state: core.state, catalog: core.catalog, scenesKnown: apiScenes,
+            location: engine.location, timeZone: engine.timeZone, checksLocation: true)
+        var errors = config.errors
+        for s in config.scenes {
+            do throws(HomeError) {
+                var s = s
+                s.source = "config"
+                try book?.check(s)
+                if apiScenes.contains(s.id) { throw .conflict("scene id '\(s.id)' is already used by a scene made through the API") }
+            } catch {
+                errors.append("\(s.configRef ?? file): scenes: \(s.id): \(error.message)")
+            }
+        }
+        if book == nil, !config.scenes.isEmpty { errors.append("\(file): scenes: no scene book to load them into") }
+        let clash = await engine.apiOwnedIDs().intersection(config.automations.map(\.id))
+        for id in clash.sorted() { errors.append("\(config.automationRefs[id] ?? file): automations: \(id): the id is used by an automation made through the API") }
+        guard errors.isEmpty else {
+            return Outcome(applied: false, errors: errors, warnings: config.warnings, scenes: 0, automations: 0)
+        }
+        book?.loadConfigured(config.scenes)
+        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs)
+        let late = problems.filter { $0.value.contains { $0.severity == .error } }.keys.sorted()
+        return Outcome(
+            applied: true, errors: late.map { "automations: \($0): not loaded" }, warnings: config.warnings, scenes: config.scenes.count,
+            automations: config.automations.count - late.count)
+    }
+}
+
+extension AutomationEngine {
+    /// The IDs of automations made through the API (a config entry may not take one over).
+    func apiOwnedIDs() -> Set<String> { Set(records.values.filter { $0.source != "config" }.map(\.automation.id)) }
+}
