@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import HomeModel
+import HomeModel
 
 /// Scenes, automations and their pending timers in a backup: the rows of the `automation-v1`
 /// tables, column by column, so nothing the engine keeps (revisions, execution counts, a

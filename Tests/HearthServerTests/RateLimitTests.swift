@@ -73,7 +73,7 @@ import Testing
                 let body = "{\"code\":\"\(code)\",\"password\":\"correct horse\"}"
                 let request = "POST /api/v1/auth/setup HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                     + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-                guard let socket = try? RawSocket(port: port, source: source) else { return "no connection from \(source)" }
+                guard let socket = try? RawSocket(port: port, source: source, receiveTimeout: 30) else { return "no connection from \(source)" }
                 socket.send(request)
                 return socket.read().text
             }

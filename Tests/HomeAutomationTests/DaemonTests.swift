@@ -79,7 +79,7 @@ import Testing
             name: Later
             starters: [{ event: { device: gpio:button, trait: Switch, event: InitialPress } }]
             actions:
-              - delay: 5s
+              - delay: 15s
               - command: { device: gpio:relay, trait: OnOff, command: "On" }
         """
 
@@ -128,6 +128,10 @@ import Testing
         first.stop()
     }
 
+    /// The delay of `later`: long enough that a killed hearthd is back before it is due, even
+    /// on a loaded machine (the test is of where the timer fires, not of how fast hearthd starts).
+    static let delay = 15.0
+
     func press(_ daemon: Daemon) async throws -> Date {
         try pull("BUTTON", high: true)
         let due = try await within(10, "the delay's timer row") { () async throws -> Date in
@@ -163,14 +167,16 @@ import Testing
         return false
     }
 
-    /// Starts hearthd, presses the button (a 5 s delay starts, its row is written), kills it with
+    /// Starts hearthd, presses the button (a 15 s delay starts, its row is written), kills it with
     /// SIGKILL; returns the delay's due time.
     func pressThenKill() async throws -> Date {
         try await firstStart()
         let daemon = try Daemon(dir)
         try await waitForGPIO(daemon)
+        let pressed = Date()
         let due = try await press(daemon)
-        #expect(abs(due.timeIntervalSinceNow - 5) < 1.5, "due 5 s after the press")
+        // Due the delay after the engine saw the press (which a loaded machine may make late).
+        #expect(due.timeIntervalSince(pressed) > Self.delay - 0.05 && due.timeIntervalSinceNow < Self.delay + 0.05, "due \(Self.delay) s after the press: \(due.timeIntervalSince(pressed)) s")
         daemon.kill9()
         #expect(level("RELAY") == false)
         return due
@@ -183,9 +189,9 @@ import Testing
 
         let again = try Daemon(dir)
         defer { again.kill9() }
-        let high = try await whenRelayGoesHigh(again, within: 20)
+        let high = try await whenRelayGoesHigh(again, within: Self.delay + 20)
         #expect(high.timeIntervalSince(due) > -0.05, "not before it is due (\(high.timeIntervalSince(due)) s)")
-        #expect(high.timeIntervalSince(due) < 1.5, "within the engine's 1 s guarantee (+ the line's way to the state file): \(high.timeIntervalSince(due)) s")
+        #expect(high.timeIntervalSince(due) < 3, "within the engine's 1 s guarantee (+ the line's way to the state file, a loaded machine): \(high.timeIntervalSince(due)) s")
         #expect(try pendingDelay() == nil, "the row is gone once it fired")
         #expect(!again.log.contains("Fatal error"))
     }
@@ -242,7 +248,7 @@ import Testing
         #expect(refused.contains("hearth.yaml:"), "file and line: \(refused)")
         #expect(refused.contains("automations[1].starters[0]"), "the key: \(refused)")
         #expect(refused.contains("gpio:button"), "the closest device: \(refused)")
-        // The old set still runs: the press starts the 5 s delay, the lamp stays off.
+        // The old set still runs: the press starts the 15 s delay, the lamp stays off.
         _ = try await press(daemon)
         try await Task.sleep(for: .milliseconds(300))
         #expect(level("LAMP") == false)
