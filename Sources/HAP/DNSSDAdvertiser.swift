@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Publishes DNS-SD services through the system's avahi daemon, by running
 /// `avahi-publish-service` (avahi-utils) for as long as a record should exist; publishing again
@@ -13,6 +16,7 @@ import Synchronization
 /// ```
 public final class DNSSDAdvertiser: Sendable {
     let processes = Mutex<[String: Process]>([:])
+    let queue = DispatchQueue(label: "hearth.dnssd")
     let binaryPath: String?
     let daemonSocket: String
 
@@ -58,36 +62,46 @@ public final class DNSSDAdvertiser: Sendable {
         p.arguments = Self.arguments(name: name, type: type, subtypes: subtypes, port: port, txt: txt)
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
-        withdraw(key: key)
-        do {
-            try p.run()
-        } catch {
-            throw DNSSDAdvertiserError("avahi-publish-service failed to start: \(error)")
+        // The old record's process must be gone before the new one registers the same name, and
+        // waiting for it must not hold the caller (a task of the concurrency pool, a HAP
+        // connection): the swap happens in order on the advertiser's own queue.
+        queue.async { [self] in
+            let old = processes.withLock { $0.removeValue(forKey: key) }
+            if let old, old.isRunning {
+                Self.end(old)
+                old.waitUntilExit()
+            }
+            guard (try? p.run()) != nil else { return }
+            processes.withLock { $0[key] = p }
         }
-        let stale = processes.withLock { table in
-            defer { table[key] = p }
-            return table[key]
-        }
-        if let stale, stale.isRunning { stale.terminate() }
+    }
+
+    /// Ends a record's process with SIGKILL: a process spawned from a thread that blocks
+    /// signals (a dispatch queue's) inherits the mask and would never see SIGTERM; avahi-daemon
+    /// withdraws a killed client's records all the same.
+    static func end(_ p: Process) {
+        kill(p.processIdentifier, SIGKILL)
     }
 
     /// Withdraws the service under `key`, if any.
     public func withdraw(key: String) {
+        queue.sync {}
         let p = processes.withLock { $0.removeValue(forKey: key) }
         if let p, p.isRunning {
-            p.terminate()
+            Self.end(p)
             p.waitUntilExit()
         }
     }
 
     /// Withdraws everything.
     public func stop() {
+        queue.sync {}
         let all = processes.withLock { table in
             defer { table = [:] }
             return Array(table.values)
         }
         for p in all where p.isRunning {
-            p.terminate()
+            Self.end(p)
             p.waitUntilExit()
         }
     }
