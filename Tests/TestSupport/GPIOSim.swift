@@ -116,6 +116,13 @@ public struct SimChip {
         try Data(pull.utf8).write(to: URL(fileURLWithPath: "/sys/devices/platform/\(device)/\(currentChip)/sim_gpio\(line)/pull"))
     }
 
+    /// Reads one of gpio-sim's per-line attributes (`value` shows what an output drives).
+    public func read(_ line: Int, _ attribute: String) throws -> String {
+        let device = try String(contentsOfFile: "\(root)/dev_name", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try String(contentsOfFile: "/sys/devices/platform/\(device)/\(currentChip)/sim_gpio\(line)/\(attribute)", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     public func remove() {
         try? Data("0".utf8).write(to: URL(fileURLWithPath: "\(root)/live"))
         for dir in ["bank0/line0/hog", "bank0/line0", "bank0", ""] { rmdir("\(root)/\(dir)") }

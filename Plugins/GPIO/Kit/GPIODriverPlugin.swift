@@ -229,9 +229,11 @@ final class Runtime<C: Clock>: Sendable where C.Duration == Duration {
             return Array(gone)
         }
         guard !gone.isEmpty else { return }
+        // Every watch first, then any line: two specs (a label and a name) can open the same
+        // chip twice, and a line released while the other handle still watches it oopses
+        // Linux before 6.5 (see GPIOChip.stopWatching).
+        for (_, chip) in gone { chip.stopWatching() }
         for (spec, chip) in gone {
-            // Before any line of it is released: see GPIOChip.stopWatching.
-            chip.stopWatching()
             let error = GPIOError(
                 .chipNotFound, "GPIO chip '\(spec)' (\(chip.name), \(chip.label)) is gone (unplugged, or its driver removed); its devices are offline until it returns")
             for device in devices where device.config.chip == spec && device.isAcquired {
