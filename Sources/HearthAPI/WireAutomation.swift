@@ -89,3 +89,22 @@ public struct WireRunStarted: Codable, Sendable, Hashable {
     public var run: String
     public init(run: String) { self.run = run }
 }
+
+/// One message of a WebSocket `automationRuns` subscription: a new or changed run trace (the
+/// engine's JSON, as `GET /runs/ID` gives it) and how many updates were lost before it
+/// because the client read too slowly.
+public struct WireRunUpdate: Codable, Sendable, Hashable {
+    public var run: Value
+    public var missed: Int
+    public init(run: Value, missed: Int) {
+        self.run = run
+        self.missed = missed
+    }
+
+    /// The run's ID (`run-1764139200-7`).
+    public var id: String? { run["id"]?.stringValue }
+    /// The automation's ID.
+    public var automation: String? { run["automation"]?.stringValue }
+    /// `running`, `completed`, `failed`, `conditionFailed`, `skipped`, `suppressed`…
+    public var outcome: String? { run["outcome"]?.stringValue }
+}

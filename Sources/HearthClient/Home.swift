@@ -263,7 +263,7 @@ public struct Home: HomeBackend {
         let streams: Bool
         switch subscribe {
         case .subscribe(_, .devices(.stream)), .subscribe(_, .discovered(.stream)), .subscribe(_, .rooms(.stream)),
-            .subscribe(_, .structures(.stream)), .subscribe(_, .users(.stream)), .subscribe(_, .events), .subscribe(_, .deviceDeltas):
+            .subscribe(_, .structures(.stream)), .subscribe(_, .users(.stream)), .subscribe(_, .events), .subscribe(_, .deviceDeltas), .subscribe(_, .automationRuns):
             streams = true
         default: streams = false
         }

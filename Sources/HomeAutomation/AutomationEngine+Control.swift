@@ -68,6 +68,10 @@ extension AutomationEngine: AutomationControl {
         try Self.wireEncoder.encode(try Self.refusing { () throws(AutomationError) in try trace(runID, as: principal) })
     }
 
+    public func runUpdates(of id: String?, as principal: Principal) throws -> AsyncStream<AutomationRunUpdate> {
+        try Self.refusing { () throws(AutomationError) in try liveRuns(of: id, as: principal) }
+    }
+
     /// A definition from a request body; a body that is not one is `invalidArgument` naming where.
     static func definition(_ data: Data) throws(HomeError) -> Automation {
         do {

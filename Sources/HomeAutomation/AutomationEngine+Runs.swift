@@ -21,6 +21,7 @@ extension AutomationEngine {
         }
         traces[trace.automation] = list
         keep(trace)
+        publishRun(trace)
         checkWaiters()
     }
 
@@ -29,6 +30,7 @@ extension AutomationEngine {
         edit(&list[i])
         traces[automation] = list
         keep(list[i])
+        publishRun(list[i])
         checkWaiters()
     }
 

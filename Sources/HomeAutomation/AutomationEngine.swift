@@ -93,6 +93,15 @@ public actor AutomationEngine {
 
     public static let traceLimit = 50
     static let maxDepth = 8
+    /// Config automations waiting for devices no plugin has reported yet, by ID, with where
+    /// they are defined (``loadConfigured(_:refs:pending:)``).
+    var pendingConfig: [String: (automation: Automation, ref: String?)] = [:]
+    /// An app grant's current scope by grant ID (``setGrantLookup(_:)``).
+    var grantLookup: (@Sendable (String) -> GrantScope?)?
+    /// What ``reload(as:)`` runs (set by hearthd).
+    var configReloader: (@Sendable () async -> ConfigReload.Outcome)?
+    /// Live trace subscribers (``liveRuns(of:as:)``).
+    var runSubscribers: [UUID: RunSubscriber] = [:]
 
     struct EventKey: Hashable {
         let device: DeviceID
@@ -192,6 +201,7 @@ public actor AutomationEngine {
         continuation.onTermination = { _ in Task { await self.dropNotification(id) } }
         return stream
     }
+        endAllRunSubscriptions()
 
     func dropNotification(_ id: UUID) { notificationContinuations[id] = nil }
 
@@ -411,11 +421,22 @@ public actor AutomationEngine {
 
     // MARK: - Reading
 
-    /// Every automation (admins and members: all, read-only for members; apps: none yet).
+    /// Every automation the principal may read (admins and members: all, read-only for members; an app: its own).
     public func list(as principal: Principal) throws(AutomationError) -> [AutomationRecord] {
         do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
-        if principal.role == .app { return [] }
-        return records.values.sorted { $0.automation.id < $1.automation.id }
+        return records.values.filter { Self.readable($0, by: principal) }.sorted { $0.automation.id < $1.automation.id }
+    }
+
+    /// Whether `principal` may read the automation and its traces (its session is checked too).
+    func mayRead(_ record: AutomationRecord, as principal: Principal) -> Bool {
+        guard (try? core.checkSessionPublic(principal)) != nil else { return false }
+        return Self.readable(record, by: principal)
+    }
+
+    /// Admins and members read every automation; an app its own.
+    static func readable(_ record: AutomationRecord, by principal: Principal) -> Bool {
+        // An app's automations are owned by its grant (its session): `app:<grant ID>`.
+        principal.role != .app || record.owner == "app:\(principal.sessionID ?? principal.id)"
     }
 
     public func record(_ id: String, as principal: Principal) throws(AutomationError) -> AutomationRecord {
@@ -434,7 +455,9 @@ public actor AutomationEngine {
     /// One run's trace, by its ID.
     public func trace(_ runID: String, as principal: Principal) throws(AutomationError) -> RunTrace {
         do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
-        guard principal.role != .app, let t = traces.values.lazy.flatMap({ $0 }).first(where: { $0.id == runID }) else {
+        guard let t = traces.values.lazy.flatMap({ $0 }).first(where: { $0.id == runID }),
+            records[t.automation].map({ Self.readable($0, by: principal) }) ?? (principal.role != .app)
+        else {
             throw AutomationError(.notFound, "no run '\(runID)'")
         }
         return t
@@ -444,3 +467,4 @@ public actor AutomationEngine {
     public func isRunning(_ id: String) -> Bool { !(running[id]?.isEmpty ?? true) }
 }
 
+        endRunSubscriptions(of: id)

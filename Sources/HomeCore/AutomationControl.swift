@@ -34,6 +34,26 @@ public protocol AutomationControl: Sendable {
     func runTraces(of id: String, as principal: Principal) async throws -> Data
     /// One run's trace (JSON).
     func runTrace(_ runID: String, as principal: Principal) async throws -> Data
+    /// Every run and near-miss of automation `id` (nil: of every automation `principal` may
+    /// read) from now on, each time its trace is new or changes (start, each step, end), never
+    /// coalesced; the same reading rules as ``runTraces(of:as:)``. A consumer that falls
+    /// behind the stream's bounded buffer loses the oldest updates, counted in the next
+    /// one's ``AutomationRunUpdate/missed``. The stream finishes when the automation is deleted
+    /// or the engine stops.
+    func runUpdates(of id: String?, as principal: Principal) async throws -> AsyncStream<AutomationRunUpdate>
+}
+
+/// One new or changed run trace from ``AutomationControl/runUpdates(of:as:)``.
+public struct AutomationRunUpdate: Sendable, Hashable {
+    /// The trace (the engine's JSON, as ``AutomationControl/runTrace(_:as:)`` gives it).
+    public var trace: Data
+    /// Updates this subscriber lost before this one because it read too slowly.
+    public var missed: Int
+
+    public init(trace: Data, missed: Int = 0) {
+        self.trace = trace
+        self.missed = missed
+    }
 }
 
 /// An automation as ``AutomationControl`` gives it: the definition (the engine's JSON) and its life.
