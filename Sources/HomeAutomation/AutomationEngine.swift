@@ -187,6 +187,8 @@ public actor AutomationEngine {
         for (_, runs) in running { for t in runs.values { t.cancel() } }
         for t in scheduleTasks.values { t.cancel() }
         for (_, states) in starterStates { for s in states.values { s.hold?.cancel() } }
+        // Devices reported before the tap was installed may be what a pending one waits for.
+        retryPending()
         for c in changeWaiters.values { c.resume() }
         changeWaiters = [:]
         for c in notificationContinuations.values { c.finish() }
@@ -367,9 +369,12 @@ public actor AutomationEngine {
     }
 
     /// Replaces the config-owned automations (start-up, reload). Broken ones are not loaded;
-    /// their issues come back (hearthd prints them with file and line).
+    /// their issues come back (hearthd prints them with file and line). `pending` are those
+    /// that name devices no plugin has reported yet ([AutomationConfig.pending]): each is
+    /// loaded as soon as a device change makes it compile (``retryPending()``), and refused
+    /// (logged) if it then has other errors; a reload replaces the pending set.
     @discardableResult
-    public func loadConfigured(_ list: [Automation], refs: [String: String] = [:]) -> [String: [AutomationIssue]] {
+    public func loadConfigured(_ list: [Automation], refs: [String: String] = [:], pending: [Automation] = []) -> [String: [AutomationIssue]] {
         var problems: [String: [AutomationIssue]] = [:]
         let keep = Set(list.map(\.id))
         for (id, r) in records where r.source == "config" && !keep.contains(id) {
@@ -384,13 +389,7 @@ public actor AutomationEngine {
                 continue
             }
             if !issues.isEmpty { problems[a.id] = issues }
-            let old = records[a.id]
-            let record = AutomationRecord(
-                automation: a, state: old?.state == "suspended" ? "suspended" : (a.isEnabled ? "enabled" : "disabled"),
-                suspendedReason: old?.suspendedReason, revision: (old?.revision ?? 0) + (old?.automation == a ? 0 : 1),
-                executionCount: old?.executionCount ?? 0, source: "config", configRef: refs[a.id], owner: "home", issues: issues)
-            try? persist(record)
-            install(record)
+            installConfigured(a, ref: refs[a.id], issues: issues)
         }
         return problems
     }
@@ -413,6 +412,8 @@ public actor AutomationEngine {
         r.state = enabled ? "enabled" : "disabled"
         r.suspendedReason = nil
         try persist(r)
+        pendingConfig = [:]
+        for a in pending { pendingConfig[a.id] = (a, refs[a.id]) }
         records[id] = r
         uninstall(id)
         install(r)
@@ -434,9 +435,45 @@ public actor AutomationEngine {
     }
 
     /// Admins and members read every automation; an app its own.
+        // Pending ones may already compile (their devices were restored from the database).
+        retryPending()
     static func readable(_ record: AutomationRecord, by principal: Principal) -> Bool {
         // An app's automations are owned by its grant (its session): `app:<grant ID>`.
         principal.role != .app || record.owner == "app:\(principal.sessionID ?? principal.id)"
+    func installConfigured(_ a: Automation, ref: String?, issues: [AutomationIssue]) {
+        let old = records[a.id]
+        let record = AutomationRecord(
+            automation: a, state: old?.state == "suspended" ? "suspended" : (a.isEnabled ? "enabled" : "disabled"),
+            suspendedReason: old?.suspendedReason, revision: (old?.revision ?? 0) + (old?.automation == a ? 0 : 1),
+            executionCount: old?.executionCount ?? 0, source: "config", configRef: ref, owner: "home", issues: issues)
+        try? persist(record)
+        install(record)
+    }
+
+    /// The config automations still waiting for their devices: ID → where they are defined.
+    public var pendingConfigured: [String: String] { pendingConfig.mapValues { $0.ref ?? "hearth.yaml" } }
+
+    /// Tries each pending config automation again (a device appeared or changed): one that now
+    /// compiles is loaded; one still missing only devices waits; one with other errors is
+    /// refused for good (logged with where it is defined).
+    func retryPending() {
+        guard !pendingConfig.isEmpty else { return }
+        for (id, entry) in pendingConfig.sorted(by: { $0.key < $1.key }) {
+            let issues = validate(entry.automation)
+            let errors = issues.filter { $0.severity == .error }
+            if errors.isEmpty {
+                pendingConfig[id] = nil
+                installConfigured(entry.automation, ref: entry.ref, issues: issues)
+                logger.notice("\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared; loaded")
+            } else if !errors.allSatisfy({ $0.code == "unknownDevice" }) {
+                pendingConfig[id] = nil
+                logger.error(
+                    "\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared but it does not compile (not loaded): "
+                        + errors.map(\.description).joined(separator: "; "))
+            }
+        }
+    }
+
     }
 
     public func record(_ id: String, as principal: Principal) throws(AutomationError) -> AutomationRecord {

@@ -16,11 +16,14 @@ public enum ConfigReload {
         public var warnings: [String]
         public var scenes: Int
         public var automations: Int
+        /// Automations waiting for devices no plugin has reported yet (where and which devices).
+        public var pending: [String] = []
 
         public var description: String {
             applied
                 ? "reloaded \(scenes) scene(s) and \(automations) automation(s)"
                     + (warnings.isEmpty ? "" : " with \(warnings.count) warning(s): " + warnings.joined(separator: "; "))
+                    + (pending.isEmpty ? "" : "; \(pending.count) pending: " + pending.joined(separator: "; "))
                 : "reload refused, the running scenes and automations are kept: " + errors.joined(separator: "; ")
         }
     }
@@ -56,7 +59,7 @@ public enum ConfigReload {
             return Outcome(applied: false, errors: errors, warnings: config.warnings, scenes: 0, automations: 0)
         }
         book?.loadConfigured(config.scenes)
-        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs)
+        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs, pending: config.pending)
         let late = problems.filter { $0.value.contains { $0.severity == .error } }.keys.sorted()
         return Outcome(
             applied: true, errors: late.map { "automations: \($0): not loaded" }, warnings: config.warnings, scenes: config.scenes.count,

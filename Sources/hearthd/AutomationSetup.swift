@@ -16,6 +16,8 @@ enum AutomationSetup {
         let engine: AutomationEngine
         let errors: [String]
         let warnings: [String]
+        /// Config automations waiting for devices no plugin has reported yet (loaded once they appear).
+        let pending: [String]
     }
 
     static func make(
@@ -39,13 +41,16 @@ enum AutomationSetup {
         let engine = AutomationEngine(
             core: core, scenes: scenes, store: store, timeZone: zone, logger: Logger(label: "hearth.automations"), location: location,
             outbound: StandardOutbound(publisher: publisher))
-        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs)
+        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs, pending: config.pending)
         for (id, issues) in problems where issues.contains(where: { $0.severity == .error }) {
             errors.append("\(config.automationRefs[id] ?? file): automations: \(id): " + issues.map(\.description).joined(separator: "; "))
         }
         for e in errors { logger.error("\(e) (not loaded)") }
         for w in config.warnings { logger.warning("\(w)") }
-        return Made(scenes: scenes, engine: engine, errors: errors, warnings: config.warnings)
+        let waiting = await engine.pendingConfigured
+        let pending = config.pendingNotes.filter { note in waiting.keys.contains { note.contains("(\($0)): pending") } }
+        for p in pending { logger.warning("\(p)") }
+        return Made(scenes: scenes, engine: engine, errors: errors, warnings: config.warnings, pending: pending)
     }
 }
 

@@ -134,6 +134,8 @@ struct Hearthd: AsyncParsableCommand {
         let automations = try await AutomationSetup.make(settings.home, file: config, database: database, core: core, broker: broker, logger: logger)
         if check {
             for e in automations.errors { FileHandle.standardError.write(Data("hearthd: \(e)\n".utf8)) }
+            // Pending is not an error: the devices may come from a plugin that has not run yet.
+            for p in automations.pending { FileHandle.standardError.write(Data("hearthd: \(p)\n".utf8)) }
             // Check each plugin's section as it would be checked before starting.
             var problems = 0
             for service in plan.services {
