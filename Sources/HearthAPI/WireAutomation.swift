@@ -108,3 +108,40 @@ public struct WireRunUpdate: Codable, Sendable, Hashable {
     /// `running`, `completed`, `failed`, `conditionFailed`, `skipped`, `suppressed`…
     public var outcome: String? { run["outcome"]?.stringValue }
 }
+
+/// `POST /automations/reload`'s answer: what re-reading hearth.yaml's `scenes:` and
+/// `automations:` did. `applied` false: a problem kept the running set whole (`refused` says
+/// which); true: the new set runs (`refused` then lists only entries that failed to load).
+public struct WireReloadOutcome: Codable, Sendable, Hashable {
+    /// One problem: `{file, line, key, message, text}` (`text` is the line as hearthd logs it).
+    public struct Problem: Codable, Sendable, Hashable {
+        public var file: String?
+        public var line: Int?
+        public var key: String?
+        public var message: String
+        public var text: String
+        public init(file: String?, line: Int?, key: String?, message: String, text: String) {
+            self.file = file
+            self.line = line
+            self.key = key
+            self.message = message
+            self.text = text
+        }
+    }
+    public var applied: Bool
+    public var scenes: Int
+    public var automations: Int
+    public var refused: [Problem]
+    public var warnings: [Problem]
+    /// Automations waiting for devices no plugin has reported yet (loaded once they appear).
+    public var pending: [Problem]
+
+    public init(applied: Bool, scenes: Int, automations: Int, refused: [Problem], warnings: [Problem], pending: [Problem]) {
+        self.applied = applied
+        self.scenes = scenes
+        self.automations = automations
+        self.refused = refused
+        self.warnings = warnings
+        self.pending = pending
+    }
+}

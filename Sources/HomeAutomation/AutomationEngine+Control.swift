@@ -72,6 +72,14 @@ extension AutomationEngine: AutomationControl {
         try Self.refusing { () throws(AutomationError) in try liveRuns(of: id, as: principal) }
     }
 
+    public func reloadConfiguration(as principal: Principal) async throws -> ConfigReloadReport {
+        do {
+            return try await reload(as: principal)
+        } catch {
+            throw Self.refusal(error)
+        }
+    }
+
     /// A definition from a request body; a body that is not one is `invalidArgument` naming where.
     static func definition(_ data: Data) throws(HomeError) -> Automation {
         do {

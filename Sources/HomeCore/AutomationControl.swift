@@ -41,6 +41,73 @@ public protocol AutomationControl: Sendable {
     /// one's ``AutomationRunUpdate/missed``. The stream finishes when the automation is deleted
     /// or the engine stops.
     func runUpdates(of id: String?, as principal: Principal) async throws -> AsyncStream<AutomationRunUpdate>
+    /// Re-reads the configuration file's `scenes:` and `automations:` (admins; as SIGHUP does)
+    /// and says what happened: what was loaded, what was refused (file, line, key), what waits
+    /// for devices. `notFound` when this engine was not started from a configuration file.
+    func reloadConfiguration(as principal: Principal) async throws -> ConfigReloadReport
+}
+
+/// What a configuration reload did (``AutomationControl/reloadConfiguration(as:)``).
+public struct ConfigReloadReport: Hashable, Sendable {
+    /// True when the new set replaced the running one (then ``refused`` lists only entries that
+    /// failed while loading); false when a problem kept the running set whole.
+    public var applied: Bool
+    public var scenes: Int
+    public var automations: Int
+    public var refused: [ConfigProblem]
+    public var warnings: [ConfigProblem]
+    /// Automations waiting for devices no plugin has reported yet.
+    public var pending: [ConfigProblem]
+
+    public init(applied: Bool, scenes: Int, automations: Int, refused: [ConfigProblem], warnings: [ConfigProblem], pending: [ConfigProblem]) {
+        self.applied = applied
+        self.scenes = scenes
+        self.automations = automations
+        self.refused = refused
+        self.warnings = warnings
+        self.pending = pending
+    }
+}
+
+/// One problem in a configuration file: `etc/hearth.yaml:31: automations[1].starters[0].event.device: no device 'gpio:buton'`.
+public struct ConfigProblem: Hashable, Sendable {
+    public var file: String?
+    public var line: Int?
+    /// The key path (`automations[1].starters[0].event.device`), when the problem names one.
+    public var key: String?
+    public var message: String
+    /// The whole line, as hearthd logs it.
+    public var text: String
+
+    public init(file: String?, line: Int?, key: String?, message: String, text: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.message = message
+        self.text = text
+    }
+
+    /// Reads `FILE[:LINE]: KEY: MESSAGE` (the form every configuration problem is written
+    /// in); a line in another form is all message.
+    public init(parsing text: String) {
+        self.init(file: nil, line: nil, key: nil, message: text, text: text)
+        guard let first = text.range(of: ": ") else { return }
+        let location = text[..<first.lowerBound]
+        let rest = text[first.upperBound...]
+        guard !location.contains(" ") else { return }
+        if let colon = location.lastIndex(of: ":"), let n = Int(location[location.index(after: colon)...]) {
+            file = String(location[..<colon])
+            line = n
+        } else {
+            file = String(location)
+        }
+        if let second = rest.range(of: ": "), !rest[..<second.lowerBound].contains(" ") {
+            key = String(rest[..<second.lowerBound])
+            message = String(rest[second.upperBound...])
+        } else {
+            message = String(rest)
+        }
+    }
 }
 
 /// One new or changed run trace from ``AutomationControl/runUpdates(of:as:)``.

@@ -79,8 +79,8 @@ struct ConfigReloadService: Service {
     }
 
     @discardableResult
-    func reload() async -> ConfigReload.Outcome {
-        logger.notice("SIGHUP: reloading scenes and automations", metadata: ["config": "\(file)"])
+    func reload(cause: String = "SIGHUP") async -> ConfigReload.Outcome {
+        logger.notice("\(cause): reloading scenes and automations", metadata: ["config": "\(file)"])
         let outcome: ConfigReload.Outcome
         do {
             let section = try HearthConfig.load(path: file).home

@@ -164,7 +164,10 @@ struct Hearthd: AsyncParsableCommand {
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
         services.append(AutomationService(engine: automations.engine))
-        services.append(ConfigReloadService(file: config, scenes: automations.scenes, engine: automations.engine, logger: logger))
+        let reloader = ConfigReloadService(file: config, scenes: automations.scenes, engine: automations.engine, logger: logger)
+        services.append(reloader)
+        // `POST /automations/reload` (`hearth reload`) runs the same reload and answers with its outcome.
+        await automations.engine.setConfigReloader { await reloader.reload(cause: "API") }
         // Last-seen times move in memory on every report; saved every interval and at shutdown.
         let lastSeen = LastSeenSaver(
             core: core, database: database, interval: .seconds(settings.lastSeenInterval), clock: ContinuousClock(),

@@ -69,6 +69,10 @@ struct AutomationRoutes {
             let definition = try await Self.body(request, limit: limit)
             return APIResponse.json(WireAutomationIssues(issues: try await automations.problems(in: definition).map(WireAutomationIssue.init)))
         }
+        routes.post("automations/reload") { _, context in
+            let (automations, principal) = try server.automationControl(context)
+            return APIResponse.json(WireReloadOutcome(try await Self.run { try await automations.reloadConfiguration(as: principal) }))
+        }
         routes.post("automations") { request, context in
             let (automations, principal) = try server.automationControl(context)
             let definition = try await Self.body(request, limit: limit)
@@ -189,6 +193,15 @@ extension WireAutomation {
             automation: try AutomationRoutes.document(e.definition), state: WireAutomationState(rawValue: e.state) ?? .suspended,
             suspendedReason: e.suspendedReason, revision: e.revision, executionCount: e.executionCount, source: e.source,
             configRef: e.configRef, issues: e.problems.map(WireAutomationIssue.init))
+extension WireReloadOutcome {
+    init(_ r: ConfigReloadReport) {
+        func wire(_ p: ConfigProblem) -> Problem { Problem(file: p.file, line: p.line, key: p.key, message: p.message, text: p.text) }
+        self.init(
+            applied: r.applied, scenes: r.scenes, automations: r.automations, refused: r.refused.map(wire), warnings: r.warnings.map(wire),
+            pending: r.pending.map(wire))
+    }
+}
+
     }
 }
 
