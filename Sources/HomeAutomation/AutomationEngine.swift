@@ -65,6 +65,9 @@ public actor AutomationEngine {
     var attributeIndex: [AttributeKey: [(String, Int)]] = [:]
     var eventIndex: [EventKey: [(String, Int)]] = [:]
     var connectivityIndex: [DeviceID: [(String, Int)]] = [:]
+    /// The index keys each automation's starters sit under, so taking one out touches only
+    /// those (a save costs O(its starters), not O(every starter)).
+    var indexedKeys: [String: IndexedKeys] = [:]
     var traces: [String: [RunTrace]] = [:]
     var running: [String: [String: Task<Void, Never>]] = [:]
     var queued: [String: [(RunTrace.Cause, Int)]] = [:]
@@ -107,6 +110,12 @@ public actor AutomationEngine {
         let device: DeviceID
         let trait: TraitID
         let event: EventID
+    }
+
+    struct IndexedKeys {
+        var attributes: Set<AttributeKey> = []
+        var events: Set<EventKey> = []
+        var devices: Set<DeviceID> = []
     }
 
     struct StarterState {
@@ -241,18 +250,23 @@ public actor AutomationEngine {
         compiled[record.automation.id] = c
         let state = core.state
         var states: [Int: StarterState] = [:]
+        var keys = IndexedKeys()
+        defer { indexedKeys[record.automation.id] = keys }
         for s in c.starters {
             switch s.kind {
             case .attribute(let key, let type, let predicate, _):
                 attributeIndex[key, default: []].append((record.automation.id, s.index))
+                keys.attributes.insert(key)
                 let value = Self.value(state, key, type)
                 var st = StarterState(last: value)
                 if let value { st.active = Self.holds(predicate, value, wasActive: false, old: nil) }
                 states[s.index] = st
             case .event(let d, let t, let e, _):
                 eventIndex[EventKey(device: d, trait: t, event: e), default: []].append((record.automation.id, s.index))
+                keys.events.insert(EventKey(device: d, trait: t, event: e))
             case .connectivity(let d, let to, _):
                 connectivityIndex[d, default: []].append((record.automation.id, s.index))
+                keys.devices.insert(d)
                 let now = state.devices[d]?.sourceConnectivity.connectivityState
                 states[s.index] = StarterState(active: now == to, last: now.map { .string($0.rawValue) })
             default: break
@@ -264,9 +278,20 @@ public actor AutomationEngine {
 
     func uninstall(_ id: String) {
         compiled[id] = nil
-        for (k, v) in attributeIndex { attributeIndex[k] = v.filter { $0.0 != id } }
-        for (k, v) in eventIndex { eventIndex[k] = v.filter { $0.0 != id } }
-        for (k, v) in connectivityIndex { connectivityIndex[k] = v.filter { $0.0 != id } }
+        if let keys = indexedKeys.removeValue(forKey: id) {
+            for k in keys.attributes {
+                attributeIndex[k]?.removeAll { $0.0 == id }
+                if attributeIndex[k]?.isEmpty == true { attributeIndex[k] = nil }
+            }
+            for k in keys.events {
+                eventIndex[k]?.removeAll { $0.0 == id }
+                if eventIndex[k]?.isEmpty == true { eventIndex[k] = nil }
+            }
+            for k in keys.devices {
+                connectivityIndex[k]?.removeAll { $0.0 == id }
+                if connectivityIndex[k]?.isEmpty == true { connectivityIndex[k] = nil }
+            }
+        }
         if let states = starterStates[id] { for s in states.values { s.hold?.cancel() } }
         starterStates[id] = nil
         for (key, t) in scheduleTasks where key.hasPrefix(id + "|") {
