@@ -46,11 +46,14 @@ public struct WireAutomation: Codable, Sendable, Hashable {
     public var configRef: String?
     /// Warnings from the last validation.
     public var issues: [WireAutomationIssue]
+    /// `home`, or `app:<grant ID>` for an automation an app made under its grant.
+    public var owner: String?
 
     public init(
         automation: Value, state: WireAutomationState, suspendedReason: String?, revision: Int, executionCount: Int, source: String,
-        configRef: String?, issues: [WireAutomationIssue]
+        configRef: String?, issues: [WireAutomationIssue], owner: String? = nil
     ) {
+        self.owner = owner
         self.automation = automation
         self.state = state
         self.suspendedReason = suspendedReason
@@ -144,4 +147,29 @@ public struct WireReloadOutcome: Codable, Sendable, Hashable {
         self.warnings = warnings
         self.pending = pending
     }
+}
+
+/// `GET /candidates?device=ID`: what a device can start (`starters`), test (`conditions`) and
+/// do (`actions`) in an automation, for the session asking (an app: only the device types and
+/// traits its grant lets it automate; actions only when it may control).
+public struct WireCandidates: Codable, Sendable, Hashable {
+    public struct Element: Codable, Sendable, Hashable {
+        /// `attribute`, `event`, `connectivity`; `command`, `write`.
+        public var kind: String
+        /// Device type and trait by name, as the automation JSON takes them.
+        public var type: String?
+        public var trait: String?
+        /// The attribute, event or command.
+        public var name: String?
+        /// A command's arguments or an event's fields.
+        public var fields: [String]?
+        public var minimum: Int64?
+        public var maximum: Int64?
+        public var unit: String?
+    }
+    public var device: String
+    public var name: String
+    public var starters: [Element]
+    public var conditions: [Element]
+    public var actions: [Element]
 }

@@ -93,9 +93,6 @@ public actor AutomationEngine {
     var pendingTraces: [String: RunTrace] = [:]
     var pendingOrder: [String] = []
     var traceCommit: Task<Void, Never>?
-
-    public static let traceLimit = 50
-    static let maxDepth = 8
     /// Config automations waiting for devices no plugin has reported yet, by ID, with where
     /// they are defined (``loadConfigured(_:refs:pending:)``).
     var pendingConfig: [String: (automation: Automation, ref: String?)] = [:]
@@ -105,6 +102,9 @@ public actor AutomationEngine {
     var configReloader: (@Sendable () async -> ConfigReload.Outcome)?
     /// Live trace subscribers (``liveRuns(of:as:)``).
     var runSubscribers: [UUID: RunSubscriber] = [:]
+
+    public static let traceLimit = 50
+    static let maxDepth = 8
 
     struct EventKey: Hashable {
         let device: DeviceID
@@ -187,6 +187,8 @@ public actor AutomationEngine {
                 logger.error("automations could not be loaded: \(error)")
             }
         }
+        // Devices reported before the tap was installed may be what a pending one waits for.
+        retryPending()
         for id in records.keys.sorted() { startupStarters(id) }
     }
 
@@ -196,11 +198,10 @@ public actor AutomationEngine {
         for (_, runs) in running { for t in runs.values { t.cancel() } }
         for t in scheduleTasks.values { t.cancel() }
         for (_, states) in starterStates { for s in states.values { s.hold?.cancel() } }
-        // Devices reported before the tap was installed may be what a pending one waits for.
-        retryPending()
         for c in changeWaiters.values { c.resume() }
         changeWaiters = [:]
         for c in notificationContinuations.values { c.finish() }
+        endAllRunSubscriptions()
         flushAllTraces()
     }
 
@@ -212,7 +213,6 @@ public actor AutomationEngine {
         continuation.onTermination = { _ in Task { await self.dropNotification(id) } }
         return stream
     }
-        endAllRunSubscriptions()
 
     func dropNotification(_ id: UUID) { notificationContinuations[id] = nil }
 
@@ -362,11 +362,21 @@ public actor AutomationEngine {
     /// `ifRevision` must match the stored revision for a replacement (`conflict` otherwise).
     @discardableResult
     public func save(_ automation: Automation, ifRevision: Int? = nil, as principal: Principal) throws(AutomationError) -> AutomationRecord {
-        try requireAdmin(principal, "create or edit automations")
+        if principal.role == .app {
+            do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
+            guard principal.scope?.canAutomate == true else {
+                throw AutomationError(.permissionDenied, "this app's grant does not let it automate (it has no automation types, or may not control)")
+            }
+        } else {
+            try requireAdmin(principal, "create or edit automations")
+        }
         if let allow = automation.allowSensitive, allow, principal.role != .admin {
             throw AutomationError(.permissionDenied, "only an admin may set allowSensitive")
         }
         let old = records[automation.id]
+        if let old, principal.role == .app, old.owner != Self.owner(of: principal) {
+            throw AutomationError(.conflict, "the id '\(automation.id)' is taken")
+        }
         if let old, old.source == "config" {
             throw AutomationError(.permissionDenied, "automation '\(automation.id)' is defined in \(old.configRef ?? "hearth.yaml"); edit it there")
         }
@@ -384,10 +394,17 @@ public actor AutomationEngine {
                 .invalidArgument, "automation '\(automation.id)' has \(errors.count) error(s) and \(issues.count - errors.count) warning(s)",
                 issues: issues)
         }
+        if principal.role == .app, let scope = principal.scope {
+            let denied = outOfScope(automation, scope: scope)
+            if !denied.isEmpty {
+                throw AutomationError(
+                    .permissionDenied, "automation '\(automation.id)' uses \(denied.count) thing(s) this app may not automate", issues: denied)
+            }
+        }
         let record = AutomationRecord(
             automation: automation, state: automation.isEnabled ? "enabled" : "disabled", suspendedReason: nil,
             revision: (old?.revision ?? 0) + 1, executionCount: old?.executionCount ?? 0, source: "api", configRef: nil,
-            owner: "home", issues: issues)
+            owner: principal.role == .app ? Self.owner(of: principal) : (old?.owner ?? "home"), issues: issues)
         try persist(record)
         install(record)
         return records[automation.id]!
@@ -401,6 +418,8 @@ public actor AutomationEngine {
     @discardableResult
     public func loadConfigured(_ list: [Automation], refs: [String: String] = [:], pending: [Automation] = []) -> [String: [AutomationIssue]] {
         var problems: [String: [AutomationIssue]] = [:]
+        pendingConfig = [:]
+        for a in pending { pendingConfig[a.id] = (a, refs[a.id]) }
         let keep = Set(list.map(\.id))
         for (id, r) in records where r.source == "config" && !keep.contains(id) {
             uninstall(id)
@@ -416,55 +435,11 @@ public actor AutomationEngine {
             if !issues.isEmpty { problems[a.id] = issues }
             installConfigured(a, ref: refs[a.id], issues: issues)
         }
+        // Pending ones may already compile (their devices were restored from the database).
+        retryPending()
         return problems
     }
 
-    public func delete(_ id: String, ifRevision: Int? = nil, as principal: Principal) throws(AutomationError) {
-        try requireAdmin(principal, "delete automations")
-        guard let r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
-        if r.source == "config" { throw AutomationError(.permissionDenied, "automation '\(id)' is defined in \(r.configRef ?? "hearth.yaml"); remove it there") }
-        if let ifRevision, ifRevision != r.revision { throw AutomationError(.conflict, "automation '\(id)' is at revision \(r.revision), not \(ifRevision)") }
-        do { try store?.deleteAutomation(id: id) } catch { throw AutomationError(error) }
-        if let runs = running[id] { for t in runs.values { t.cancel() } }
-        uninstall(id)
-        records[id] = nil
-    }
-
-    /// Enables or disables (admins). Enabling a suspended automation resumes it.
-    public func setEnabled(_ id: String, _ enabled: Bool, as principal: Principal) throws(AutomationError) {
-        try requireAdmin(principal, enabled ? "enable automations" : "disable automations")
-        guard var r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
-        r.state = enabled ? "enabled" : "disabled"
-        r.suspendedReason = nil
-        try persist(r)
-        pendingConfig = [:]
-        for a in pending { pendingConfig[a.id] = (a, refs[a.id]) }
-        records[id] = r
-        uninstall(id)
-        install(r)
-        if !enabled { if let runs = running[id] { for t in runs.values { t.cancel() } } }
-    }
-
-    // MARK: - Reading
-
-    /// Every automation the principal may read (admins and members: all, read-only for members; an app: its own).
-    public func list(as principal: Principal) throws(AutomationError) -> [AutomationRecord] {
-        do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
-        return records.values.filter { Self.readable($0, by: principal) }.sorted { $0.automation.id < $1.automation.id }
-    }
-
-    /// Whether `principal` may read the automation and its traces (its session is checked too).
-    func mayRead(_ record: AutomationRecord, as principal: Principal) -> Bool {
-        guard (try? core.checkSessionPublic(principal)) != nil else { return false }
-        return Self.readable(record, by: principal)
-    }
-
-    /// Admins and members read every automation; an app its own.
-        // Pending ones may already compile (their devices were restored from the database).
-        retryPending()
-    static func readable(_ record: AutomationRecord, by principal: Principal) -> Bool {
-        // An app's automations are owned by its grant (its session): `app:<grant ID>`.
-        principal.role != .app || record.owner == "app:\(principal.sessionID ?? principal.id)"
     func installConfigured(_ a: Automation, ref: String?, issues: [AutomationIssue]) {
         let old = records[a.id]
         let record = AutomationRecord(
@@ -499,6 +474,52 @@ public actor AutomationEngine {
         }
     }
 
+    public func delete(_ id: String, ifRevision: Int? = nil, as principal: Principal) throws(AutomationError) {
+        guard let r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
+        try requireManage(r, principal, "delete automations")
+        if r.source == "config" { throw AutomationError(.permissionDenied, "automation '\(id)' is defined in \(r.configRef ?? "hearth.yaml"); remove it there") }
+        if let ifRevision, ifRevision != r.revision { throw AutomationError(.conflict, "automation '\(id)' is at revision \(r.revision), not \(ifRevision)") }
+        do { try store?.deleteAutomation(id: id) } catch { throw AutomationError(error) }
+        if let runs = running[id] { for t in runs.values { t.cancel() } }
+        uninstall(id)
+        records[id] = nil
+        endRunSubscriptions(of: id)
+    }
+
+    /// Enables or disables (admins; an app its own). Enabling a suspended automation resumes it.
+    public func setEnabled(_ id: String, _ enabled: Bool, as principal: Principal) throws(AutomationError) {
+        guard var r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
+        try requireManage(r, principal, enabled ? "enable automations" : "disable automations")
+        if principal.role == .app, r.suspendedReason == "grantRevoked" {
+            throw AutomationError(.permissionDenied, "automation '\(id)' was suspended when this app's grant was revoked; an admin resumes it")
+        }
+        r.state = enabled ? "enabled" : "disabled"
+        r.suspendedReason = nil
+        try persist(r)
+        records[id] = r
+        uninstall(id)
+        install(r)
+        if !enabled { if let runs = running[id] { for t in runs.values { t.cancel() } } }
+    }
+
+    // MARK: - Reading
+
+    /// Every automation the principal may read (admins and members: all, read-only for members; an app: its own).
+    public func list(as principal: Principal) throws(AutomationError) -> [AutomationRecord] {
+        do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
+        return records.values.filter { Self.readable($0, by: principal) }.sorted { $0.automation.id < $1.automation.id }
+    }
+
+    /// Whether `principal` may read the automation and its traces (its session is checked too).
+    func mayRead(_ record: AutomationRecord, as principal: Principal) -> Bool {
+        guard (try? core.checkSessionPublic(principal)) != nil else { return false }
+        return Self.readable(record, by: principal)
+    }
+
+    /// Admins and members read every automation; an app its own.
+    static func readable(_ record: AutomationRecord, by principal: Principal) -> Bool {
+        // An app's automations are owned by its grant (its session): `app:<grant ID>`.
+        principal.role != .app || record.owner == "app:\(principal.sessionID ?? principal.id)"
     }
 
     public func record(_ id: String, as principal: Principal) throws(AutomationError) -> AutomationRecord {
@@ -529,4 +550,3 @@ public actor AutomationEngine {
     public func isRunning(_ id: String) -> Bool { !(running[id]?.isEmpty ?? true) }
 }
 
-        endRunSubscriptions(of: id)

@@ -45,6 +45,11 @@ public protocol AutomationControl: Sendable {
     /// and says what happened: what was loaded, what was refused (file, line, key), what waits
     /// for devices. `notFound` when this engine was not started from a configuration file.
     func reloadConfiguration(as principal: Principal) async throws -> ConfigReloadReport
+    /// What `device` can start, test and do in an automation as `principal` may use it (JSON:
+    /// `{device, name, starters, conditions, actions}`); `notFound` for a device it cannot see.
+    func candidates(for device: String, as principal: Principal) async throws -> Data
+    /// An app's grant was revoked: its automations are suspended and their runs end.
+    func grantRevoked(_ grantID: String) async
 }
 
 /// What a configuration reload did (``AutomationControl/reloadConfiguration(as:)``).
@@ -136,11 +141,14 @@ public struct AutomationEntry: Hashable, Sendable {
     public var configRef: String?
     /// Warnings from the last validation.
     public var problems: [AutomationProblem]
+    /// `home`, or `app:<grant ID>` for an automation an app made.
+    public var owner: String
 
     public init(
         definition: Data, state: String, suspendedReason: String?, revision: Int, executionCount: Int, source: String, configRef: String?,
-        problems: [AutomationProblem]
+        problems: [AutomationProblem], owner: String = "home"
     ) {
+        self.owner = owner
         self.definition = definition
         self.state = state
         self.suspendedReason = suspendedReason

@@ -45,6 +45,9 @@ enum AutomationSetup {
         for (id, issues) in problems where issues.contains(where: { $0.severity == .error }) {
             errors.append("\(config.automationRefs[id] ?? file): automations: \(id): " + issues.map(\.description).joined(separator: "; "))
         }
+        // App-owned automations act with their grant as it is at each run.
+        let access = database.accessStore()
+        await engine.setGrantLookup { grant in (try? access.grants(includeRevoked: false))?.first { $0.id == grant }?.scope }
         for e in errors { logger.error("\(e) (not loaded)") }
         for w in config.warnings { logger.warning("\(w)") }
         let waiting = await engine.pendingConfigured

@@ -113,6 +113,13 @@ struct AutomationRoutes {
             let id = try context.parameter("id")
             return APIResponse.json(try Self.document(try await Self.run { try await automations.runTraces(of: id, as: principal) }))
         }
+        routes.get("candidates") { request, context in
+            let (automations, principal) = try server.automationControl(context)
+            guard let device = request.uri.queryParameters.get("device") else {
+                throw APIError(.invalidArgument("give the device: /candidates?device=ID"), status: .badRequest)
+            }
+            return APIResponse.json(try Self.document(try await Self.run { try await automations.candidates(for: device, as: principal) }))
+        }
         routes.get("runs/:id") { _, context in
             let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
@@ -186,13 +193,6 @@ extension WireAutomationIssue {
     }
 }
 
-extension WireAutomation {
-    init(_ e: AutomationEntry) throws {
-        self.init(
-            // A state the wire does not know yet reads as suspended: it does not run.
-            automation: try AutomationRoutes.document(e.definition), state: WireAutomationState(rawValue: e.state) ?? .suspended,
-            suspendedReason: e.suspendedReason, revision: e.revision, executionCount: e.executionCount, source: e.source,
-            configRef: e.configRef, issues: e.problems.map(WireAutomationIssue.init))
 extension WireReloadOutcome {
     init(_ r: ConfigReloadReport) {
         func wire(_ p: ConfigProblem) -> Problem { Problem(file: p.file, line: p.line, key: p.key, message: p.message, text: p.text) }
@@ -202,6 +202,13 @@ extension WireReloadOutcome {
     }
 }
 
+extension WireAutomation {
+    init(_ e: AutomationEntry) throws {
+        self.init(
+            // A state the wire does not know yet reads as suspended: it does not run.
+            automation: try AutomationRoutes.document(e.definition), state: WireAutomationState(rawValue: e.state) ?? .suspended,
+            suspendedReason: e.suspendedReason, revision: e.revision, executionCount: e.executionCount, source: e.source,
+            configRef: e.configRef, issues: e.problems.map(WireAutomationIssue.init), owner: e.owner)
     }
 }
 
