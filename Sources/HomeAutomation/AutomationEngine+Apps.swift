@@ -1,6 +1,7 @@
 public import HomeCore
 import HomeModel
 import Foundation
+import HashTreeCollections
 
 /// Automations owned by apps (issue 18, design §6.6): an app whose grant has automation types
 /// (`GrantScope.automationTypes`, the consent's `referencedAutomationTypes`) and may control

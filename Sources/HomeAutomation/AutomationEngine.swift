@@ -467,9 +467,8 @@ public actor AutomationEngine {
                 logger.notice("\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared; loaded")
             } else if !errors.allSatisfy({ $0.code == "unknownDevice" }) {
                 pendingConfig[id] = nil
-                logger.error(
-                    "\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared but it does not compile (not loaded): "
-                        + errors.map(\.description).joined(separator: "; "))
+                let why = errors.map(\.description).joined(separator: "; ")
+                logger.error("\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared but it does not compile (not loaded): \(why)")
             }
         }
     }

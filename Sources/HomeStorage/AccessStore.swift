@@ -391,7 +391,12 @@ public final class AccessStore: AccessControl {
         let id = AccessSecrets.newID(prefix: "req")
         let secret = AccessSecrets.newToken(prefix: "hreq")
         let t = now()
-        let types = automationTypes.isEmpty ? try Self.encodeJSON(deviceTypes) : try Self.encodeJSON(RequestedTypes(deviceTypes: deviceTypes, automationTypes: automationTypes))
+        let types: String
+        if automationTypes.isEmpty {
+            types = try Self.encodeJSON(deviceTypes)
+        } else {
+            types = try Self.encodeJSON(RequestedTypes(deviceTypes: deviceTypes, automationTypes: automationTypes))
+        }
         try write { db in
             let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_app_requests WHERE status = 'pending'") ?? 0
             guard pending < Self.maxPendingAppRequests else {

@@ -67,7 +67,7 @@ struct GrantsCommand: AsyncParsableCommand {
             let r = try await options.home().approve(
                 request: request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
                 canControl: !readOnly, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) },
-                automationTypes: automate.isEmpty ? nil : try automate.map(GrantsCommand.automationType))
+                automationTypes: automate.isEmpty ? nil : automate.map(GrantsCommand.automationType))
             try options.output(r, "Approved '\(r.appName)' (\(r.id)); the app collects its token now.")
         }
     }
