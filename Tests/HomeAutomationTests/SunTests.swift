@@ -145,8 +145,9 @@ import Testing
     struct NOAAReference: Sendable, CustomStringConvertible {
         let source: String, latitude: Double, longitude: Double, utcOffsetHours: Double, date: String
         let sunrise: String, solarNoon: String, sunset: String
-        /// How far from the published time is fine: the rounding of the published value, plus
-        /// NOAA's own stated accuracy is not needed (the same equations must agree to the minute).
+        /// How far from the published time is fine: 1 min (T6; NOAA states its sunrise and sunset
+        /// accurate to a minute within ±72°). The gem takes the sun's position once, at noon;
+        /// Hearth takes it at the event's instant, so their sunsets differ by some 40 s.
         let toleranceMinutes: Double
         var description: String { "\(source) \(date)" }
     }
@@ -167,7 +168,7 @@ import Testing
             sunrise: "05:52", solarNoon: "12:25", sunset: "18:57", toleranceMinutes: 1),
         NOAAReference(
             source: "Ruby sun gem README (NOAA solar calculator)", latitude: 40.75, longitude: -73.99, utcOffsetHours: -5, date: "2015-01-01",
-            sunrise: "07:20:02", solarNoon: "11:59:09", sunset: "16:38:16", toleranceMinutes: 0.5),
+            sunrise: "07:20:02", solarNoon: "11:59:09", sunset: "16:38:16", toleranceMinutes: 1),
     ]
 
     @Test(arguments: noaa) func sunriseNoonAndSunset_matchNOAAsPublishedOutputs(_ r: NOAAReference) throws {
@@ -184,12 +185,13 @@ import Testing
     /// NOAA's spreadsheet NOAA_Solar_Calculations_day.xls, as reproduced by pysunnoaa
     /// (https://pypi.org/project/pysunnoaa/, "All the calculation cells in row 2 of the spreadsheet
     /// are implemented"): latitude 40, longitude −105, time zone −6, 2010-06-21 09:54 → solar
-    /// elevation without the refraction correction 47.346932°.
+    /// elevation without the refraction correction 47.346932081680364°.
     @Test func elevation_matchesNOAAsSpreadsheet() throws {
         var c = Calendar(identifier: .gregorian)
         c.timeZone = try #require(TimeZone(secondsFromGMT: -6 * 3600))
         let at = try #require(c.date(from: DateComponents(year: 2010, month: 6, day: 21, hour: 9, minute: 54)))
         let elevation = SolarCalculator.elevation(at: at, SolarLocation(latitude: 40, longitude: -105))
-        #expect(abs(elevation - 47.346932) < 0.01, "elevation \(elevation), NOAA 47.346932")
+        // The same equations: the same value to the last digits the page prints.
+        #expect(abs(elevation - 47.346932081680364) < 1e-6, "elevation \(elevation), NOAA 47.346932081680364")
     }
 }
