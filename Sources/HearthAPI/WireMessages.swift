@@ -236,7 +236,7 @@ public struct WireAutomationTypeRef: Codable, Sendable, Hashable {
     }
 }
 
-/// A device type and one of its traits, by ID (`{"deviceType": "0x0100", "trait": "0x0006"}`).
+/// A device type and one of its traits, by ID (`{"deviceType": 256, "trait": 6}`).
 public struct WireAutomationType: Codable, Sendable, Hashable {
     public let deviceType: DeviceTypeID
     public let trait: TraitID

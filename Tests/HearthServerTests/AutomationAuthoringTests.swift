@@ -206,7 +206,7 @@ import Testing
             let app = try await connected.value
             let grants = try await home.call("GET", "grants", token: admin)
             let scope = grants.json.listValue?.first { $0["appName"] == "Automator" }?["scope"]
-            #expect(scope?["automationTypes"]?.listValue?.first?["trait"] == "0x0006", "\(grants.text)")
+            #expect(scope?["automationTypes"]?.listValue?.first?["trait"] == 6, "\(grants.text)")
             // With it, the app makes an automation of its own through the builder.
             let draft = AutomationDraft(id: "mine", name: "Mine") {
                 AutomationStarter.manual()

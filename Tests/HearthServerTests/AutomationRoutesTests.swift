@@ -101,7 +101,8 @@ import Testing
             let refused = try await home.call("POST", "automations/reload", token: admin)
             #expect(refused.status == 200, "\(refused.text)")
             #expect(refused.json["applied"] == false)
-            let problem = try #require(refused.json["refused"]?.listValue?.first, "\(refused.text)")
+            let problem = try #require(
+                refused.json["refused"]?.listValue?.first { $0["key"] == "automations[1].starters[0].event.device" }, "\(refused.text)")
             #expect(problem["file"] == "etc/hearth.yaml")
             #expect(problem["line"] == 11)
             #expect(problem["key"] == "automations[1].starters[0].event.device")
