@@ -81,6 +81,11 @@ struct ConfigReloadService: Service {
         }
     }
 
+    /// Lets `POST /automations/reload` run this reload too (the engine answers with its outcome).
+    func answerAPI() async {
+        await engine.setConfigReloader { await self.reload(cause: "API") }
+    }
+
     @discardableResult
     func reload(cause: String = "SIGHUP") async -> ConfigReload.Outcome {
         logger.notice("\(cause): reloading scenes and automations", metadata: ["config": "\(file)"])

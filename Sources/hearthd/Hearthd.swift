@@ -167,7 +167,7 @@ struct Hearthd: AsyncParsableCommand {
         let reloader = ConfigReloadService(file: config, scenes: automations.scenes, engine: automations.engine, logger: logger)
         services.append(reloader)
         // `POST /automations/reload` (`hearth reload`) runs the same reload and answers with its outcome.
-        await automations.engine.setConfigReloader { await reloader.reload(cause: "API") }
+        await reloader.answerAPI()
         // Last-seen times move in memory on every report; saved every interval and at shutdown.
         let lastSeen = LastSeenSaver(
             core: core, database: database, interval: .seconds(settings.lastSeenInterval), clock: ContinuousClock(),
