@@ -5,7 +5,9 @@ import HearthClient
 import HearthServer
 import HomeAutomation
 import HomeCore
+import HashTreeCollections
 import HomeModel
+import HomeStorage
 import Synchronization
 import Testing
 
