@@ -7,6 +7,11 @@
 // starters — plus, in the last run, 10 % of the automations firing (a `log` action) on every
 // crossing. Reports go through the core's normal path and the lossless tap; the figure is
 // reports/s processed end to end and starter evaluations/s (reports × starters watching).
+//
+// Then the latency of one automation with 0, 100 and 1,000 others loaded: a button's
+// InitialPress reported by a plugin → the core → the tap → the engine → the `On` command handed
+// to the plugin's command handler (the engine overhead of the issue, in-process), p50/p99/max
+// over sequential presses; and how long saving the automations one by one took.
 // Results and the machine are recorded in docs/BENCHMARKS.md.
 import DriverAPI
 import Foundation
@@ -14,6 +19,7 @@ import HomeAutomation
 import HomeCore
 import HomeModel
 import Logging
+import Synchronization
 
 func say(_ line: String = "") { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -49,6 +55,7 @@ struct Figures {
     let reportsPerSecond: Double
     let evaluationsPerSecond: Double
     let runs: Int
+    let saveSeconds: Double
 }
 
 func measure(automations: Int, firingShare: Double) async -> Figures {
@@ -60,7 +67,9 @@ func measure(automations: Int, firingShare: Double) async -> Figures {
     let engine = AutomationEngine(core: core, logger: quiet)
     let admin = Principal(id: "user:bench", role: .admin)
     let firing = Int(Double(automations) * firingShare)
+    let saving = ContinuousClock.now
     for n in 0..<automations { _ = try! await engine.save(automation(n, firing: n < firing), as: admin) }
+    let saved = ContinuousClock.now - saving
     // The tap is installed before measuring (run() would do it too, later).
     await engine.start()
     let service = Task { await engine.run() }
@@ -80,12 +89,130 @@ func measure(automations: Int, firingShare: Double) async -> Figures {
     service.cancel()
     _ = await service.value
     let watching = Double(automations) / Double(sensors)
-    return Figures(reportsPerSecond: Double(reports) / seconds, evaluationsPerSecond: Double(reports) * watching / seconds, runs: runs)
+    return Figures(
+        reportsPerSecond: Double(reports) / seconds, evaluationsPerSecond: Double(reports) * watching / seconds, runs: runs,
+        saveSeconds: saved.seconds)
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// The relay's command handler: notes when each command arrives and wakes the waiting press.
+final class Relay: CommandHandler {
+    struct State {
+        var waiter: CheckedContinuation<ContinuousClock.Instant, Never>?
+        var early: ContinuousClock.Instant?
+    }
+    let state = Mutex(State())
+
+    func handle(_ command: DriverCommand) async throws -> Value {
+        let now = ContinuousClock.now
+        let waiter = state.withLock { s -> CheckedContinuation<ContinuousClock.Instant, Never>? in
+            guard let w = s.waiter else {
+                s.early = now
+                return nil
+            }
+            s.waiter = nil
+            return w
+        }
+        waiter?.resume(returning: now)
+        return .null
+    }
+
+    func write(_ write: DriverWrite) async throws {}
+
+    /// The instant the next command arrived.
+    func next() async -> ContinuousClock.Instant {
+        await withCheckedContinuation { c in
+            let early = state.withLock { s -> ContinuousClock.Instant? in
+                if let e = s.early {
+                    s.early = nil
+                    return e
+                }
+                s.waiter = c
+                return nil
+            }
+            if let early { c.resume(returning: early) }
+        }
+    }
+}
+
+struct Latency {
+    let p50: Double
+    let p99: Double
+    let max: Double
+    let saveSeconds: Double
+}
+
+/// Button press → `On` handed to the relay's handler, with `others` automations loaded (each an
+/// attribute starter on a thermometer, as above).
+func latency(others: Int, presses: Int) async -> Latency {
+    let core = HomeCore()
+    let bench = core.context(for: "bench")
+    for i in 0..<sensors { bench.publish(thermometer(i)) }
+    let io = core.context(for: "io")
+    let relay = Relay()
+    core.setCommandHandler(relay, for: "io")
+    io.publish(
+        DeviceDescription(
+            localID: "button", name: "Button",
+            types: [
+                DeviceTypeDescription(
+                    id: GenericSwitchDeviceType.identifier, isPrimary: true,
+                    traits: [IdentifyTrait.identifier: [:], SwitchTrait.identifier: [SwitchTrait.Attribute.numberOfPositions: 2, SwitchTrait.Attribute.currentPosition: 0]])
+            ], commission: CommissionHint(name: "Button", room: "Hall")))
+    io.publish(
+        DeviceDescription(
+            localID: "relay", name: "Relay",
+            types: [
+                DeviceTypeDescription(
+                    id: OnOffPlugInUnitDeviceType.identifier, isPrimary: true,
+                    traits: [IdentifyTrait.identifier: [:], OnOffTrait.identifier: [OnOffTrait.Attribute.onOff: false]])
+            ], commission: CommissionHint(name: "Relay", room: "Hall")))
+    var quiet = Logger(label: "bench")
+    quiet.logLevel = .critical
+    let engine = AutomationEngine(core: core, logger: quiet)
+    let admin = Principal(id: "user:bench", role: .admin)
+    let saving = ContinuousClock.now
+    for n in 0..<others { _ = try! await engine.save(automation(n, firing: false), as: admin) }
+    let saved = ContinuousClock.now - saving
+    let probe = """
+        {"id": "press", "name": "Press", "mode": "parallel",
+         "starters": [{"event": {"device": "io:button", "trait": "Switch", "event": "InitialPress"}}],
+         "actions": [{"command": {"device": "io:relay", "trait": "OnOff", "command": "On"}}]}
+        """
+    _ = try! await engine.save(try! JSONDecoder().decode(Automation.self, from: Data(probe.utf8)), as: admin)
+    await engine.start()
+    let service = Task { await engine.run() }
+    var samples: [Double] = []
+    samples.reserveCapacity(presses)
+    for i in 0..<presses {
+        let pressed = ContinuousClock.now
+        io.emit(EventReport(localID: "button", trait: SwitchTrait.identifier, event: SwitchTrait.Event.initialPress, fields: ["NewPosition": 1]))
+        let arrived = await relay.next()
+        if i >= presses / 10 { samples.append((arrived - pressed).seconds * 1e6) }  // the first 10 % warm up
+        // Background traffic between presses: one report per press, seen by the other automations.
+        bench.report([AttributeReport(localID: "t\(i % sensors)", trait: temperature, attribute: measured, value: .int(Int64(2000 + i % 2)))])
+    }
+    service.cancel()
+    _ = await service.value
+    samples.sort()
+    func at(_ q: Double) -> Double { samples[min(samples.count - 1, Int(Double(samples.count) * q))] }
+    return Latency(p50: at(0.5), p99: at(0.99), max: samples.last ?? 0, saveSeconds: saved.seconds)
 }
 
 say("automation-benchmark: \(reports) reports over \(sensors) thermometers, through the core and the lossless tap")
-say("automations  firing  reports/s  starter evaluations/s  runs started")
+say("automations  firing  reports/s  starter evaluations/s  runs started  saved one by one in")
 for (count, share) in [(0, 0.0), (100, 0.0), (1000, 0.0), (1000, 0.1)] {
     let f = await measure(automations: count, firingShare: share)
-    say(String(format: "%11d  %5.0f%%  %9.0f  %21.0f  %12d", count, share * 100, f.reportsPerSecond, f.evaluationsPerSecond, f.runs))
+    say(String(format: "%11d  %5.0f%%  %9.0f  %21.0f  %12d  %8.3f s", count, share * 100, f.reportsPerSecond, f.evaluationsPerSecond, f.runs, f.saveSeconds))
+}
+let presses = max(1000, reports / 100)
+say()
+say("button InitialPress → automation → On handed to the relay's handler, \(presses) presses (first 10 % warm-up)")
+say("other automations  p50 µs  p99 µs  max µs  saved one by one in")
+for others in [0, 100, 1000] {
+    let l = await latency(others: others, presses: presses)
+    say(String(format: "%17d  %6.0f  %6.0f  %6.0f  %8.3f s", others, l.p50, l.p99, l.max, l.saveSeconds))
 }

@@ -32,6 +32,9 @@ public enum SubscriptionQuery: Hashable, Sendable {
     case events(device: DeviceID?, trait: IDRef?)
     /// The people of the home (admins and members; names and roles, never credentials).
     case users(SubscriptionMode)
+    /// Automation run traces as they happen (start, each step, end; near-misses too), of one
+    /// automation or of every one the session may read; never coalesced.
+    case automationRuns(automation: String?)
 
     /// The query's name on the wire.
     public var name: Name {
@@ -45,11 +48,12 @@ public enum SubscriptionQuery: Hashable, Sendable {
         case .deviceDeltas: .deviceDeltas
         case .events: .events
         case .users: .users
+        case .automationRuns: .automationRuns
         }
     }
 
     public enum Name: String, WireEnum {
-        case devices, discovered, rooms, structures, device, deviceUpdates, deviceDeltas, events, users
+        case devices, discovered, rooms, structures, device, deviceUpdates, deviceDeltas, events, users, automationRuns
         public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
     }
 }
@@ -58,6 +62,7 @@ public enum SubscriptionQuery: Hashable, Sendable {
 ///
 /// `{"type":"subscribe","id":"s1","query":"devices","mode":"stream"}`,
 /// `{"type":"subscribe","id":"d","query":"device","device":"demo:lamp"}`,
+/// `{"type":"subscribe","id":"r","query":"automationRuns","automation":"hall-light"}`,
 /// `{"type":"unsubscribe","id":"s1"}`, `{"type":"ping","id":"p1"}`.
 public enum WSClientMessage: Hashable, Sendable, Codable {
     case subscribe(id: String, SubscriptionQuery)
@@ -70,7 +75,7 @@ public enum WSClientMessage: Hashable, Sendable, Codable {
     }
 
     /// Every key a client message may carry (others are refused).
-    public enum CodingKeys: String, CodingKey, CaseIterable { case type, id, query, mode, device, trait }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case type, id, query, mode, device, trait, automation }
     public static var keys: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)) }
 
     public var kind: Kind {
@@ -107,6 +112,7 @@ public enum WSClientMessage: Hashable, Sendable, Codable {
             case .deviceUpdates: query = .deviceUpdates
             case .deviceDeltas: query = .deviceDeltas
             case .users: query = .users(mode)
+            case .automationRuns: query = .automationRuns(automation: try c.decodeIfPresent(String.self, forKey: .automation))
             case .events:
                 query = .events(device: try c.decodeIfPresent(DeviceID.self, forKey: .device), trait: try c.decodeIfPresent(IDRef.self, forKey: .trait))
             }
@@ -126,6 +132,7 @@ public enum WSClientMessage: Hashable, Sendable, Codable {
         case .events(let d, let t):
             try c.encodeIfPresent(d, forKey: .device)
             try c.encodeIfPresent(t, forKey: .trait)
+        case .automationRuns(let a): try c.encodeIfPresent(a, forKey: .automation)
         case .deviceUpdates, .deviceDeltas: break
         }
     }
@@ -208,6 +215,10 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
     /// `deviceDeltas`: what changed on each device since the previous message.
     case delta(id: String, version: UInt64, changes: [DeviceDelta])
     case event(id: String, WireEvent)
+    /// `automationRuns`: a run trace that is new or changed (the engine's JSON, as
+    /// `GET /runs/ID` gives it); `missed`: updates this subscription lost before it because
+    /// the client read too slowly (0 normally).
+    case run(id: String, run: Value, missed: Int)
     /// The subscription ended, and why.
     case end(id: String, reason: EndReason, message: String)
     /// A request failed (the subscription `id` names, if any).
@@ -222,13 +233,13 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
     /// The `type` of each message: the web page's `Web/wire.js` lists the same (a test checks).
     public enum Kind: String, WireEnum {
         case subscribed, unsubscribed, pong, snapshot, added, updated, removed, device, changed, delta, event, end, error, closing
-        case grantUpdated
+        case grantUpdated, run
         public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
     }
 
     enum CodingKeys: String, CodingKey {
         case type, id, version, devices, rooms, structures, device, room, structure, key, event, changes, reason, message, error
-        case users, user, scope
+        case users, user, scope, run, missed
     }
 
     public var kind: Kind {
@@ -248,6 +259,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
         case .error: .error
         case .closing: .closing
         case .grantUpdated: .grantUpdated
+        case .run: .run
         }
     }
 
@@ -255,7 +267,8 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
     public var id: String? {
         switch self {
         case .subscribed(let id), .unsubscribed(let id), .snapshot(let id, _, _), .added(let id, _), .updated(let id, _),
-            .removed(let id, _), .device(let id, _), .changed(let id, _, _), .delta(let id, _, _), .event(let id, _), .end(let id, _, _):
+            .removed(let id, _), .device(let id, _), .changed(let id, _, _), .delta(let id, _, _), .event(let id, _), .end(let id, _, _),
+            .run(let id, _, _):
             id
         case .pong(let id), .error(let id, _): id
         case .closing, .grantUpdated: nil
@@ -286,6 +299,9 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
             try c.encode(version, forKey: .version)
             try c.encode(changes, forKey: .changes)
         case .event(_, let e): try c.encode(e, forKey: .event)
+        case .run(_, let run, let missed):
+            try c.encode(run, forKey: .run)
+            try c.encode(missed, forKey: .missed)
         case .end(_, let reason, let message):
             try c.encode(reason, forKey: .reason)
             try c.encode(message, forKey: .message)
@@ -338,6 +354,7 @@ public enum WSServerMessage: Hashable, Sendable, Codable {
         case .delta:
             self = .delta(id: try id(), version: try c.decode(UInt64.self, forKey: .version), changes: try c.decode([DeviceDelta].self, forKey: .changes))
         case .event: self = .event(id: try id(), try c.decode(WireEvent.self, forKey: .event))
+        case .run: self = .run(id: try id(), run: try c.decode(Value.self, forKey: .run), missed: try c.decodeIfPresent(Int.self, forKey: .missed) ?? 0)
         case .end:
             self = .end(id: try id(), reason: try c.decode(EndReason.self, forKey: .reason), message: try c.decodeIfPresent(String.self, forKey: .message) ?? "")
         case .error: self = .error(id: try c.decodeIfPresent(String.self, forKey: .id), try c.decode(WireError.self, forKey: .error))

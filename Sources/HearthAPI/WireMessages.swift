@@ -213,29 +213,60 @@ public struct WriteWireRequest: WireRequest {
 
 /// An app asks for access (the start of the consent step).
 public struct AppAccessRequest: WireRequest {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case name, deviceTypes }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case name, deviceTypes, automationTypes }
     public let name: String
     public let deviceTypes: [IDRef]?
-    public init(name: String, deviceTypes: [IDRef]?) {
+    /// The (device type, trait) pairs the app wants to use in automations (the Google Home
+    /// APIs' `referencedAutomationTypes`); absent: it makes no automations.
+    public let automationTypes: [WireAutomationTypeRef]?
+    public init(name: String, deviceTypes: [IDRef]?, automationTypes: [WireAutomationTypeRef]? = nil) {
         self.name = name
         self.deviceTypes = deviceTypes
+        self.automationTypes = automationTypes
+    }
+}
+
+/// A device type and one of its traits, by name or ID (`{"deviceType": "OnOffLight", "trait": "OnOff"}`).
+public struct WireAutomationTypeRef: Codable, Sendable, Hashable {
+    public let deviceType: IDRef
+    public let trait: IDRef
+    public init(deviceType: IDRef, trait: IDRef) {
+        self.deviceType = deviceType
+        self.trait = trait
+    }
+}
+
+/// A device type and one of its traits, by ID (`{"deviceType": 256, "trait": 6}`).
+public struct WireAutomationType: Codable, Sendable, Hashable {
+    public let deviceType: DeviceTypeID
+    public let trait: TraitID
+    public init(deviceType: DeviceTypeID, trait: TraitID) {
+        self.deviceType = deviceType
+        self.trait = trait
     }
 }
 
 /// An admin's decision on an app request: which device types, sensitive devices or not.
 public struct ApproveRequest: WireRequest {
-    public enum CodingKeys: String, CodingKey, CaseIterable { case deviceTypes, includeSensitive, canControl, sensitiveDevices }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case deviceTypes, includeSensitive, canControl, sensitiveDevices, automationTypes }
     /// nil: the types the app asked for (all, if it asked for none).
     public let deviceTypes: [IDRef]?
     public let includeSensitive: Bool?
     public let canControl: Bool?
     /// Sensitive devices (locks, garage doors, alarms) the admin lets the app see, one by one.
     public let sensitiveDevices: [DeviceID]?
-    public init(deviceTypes: [IDRef]? = nil, includeSensitive: Bool? = nil, canControl: Bool? = nil, sensitiveDevices: [DeviceID]? = nil) {
+    /// The (device type, trait) pairs the app may automate; nil: what it asked for (approve)
+    /// or unchanged (a grant edit); empty: none.
+    public let automationTypes: [WireAutomationTypeRef]?
+    public init(
+        deviceTypes: [IDRef]? = nil, includeSensitive: Bool? = nil, canControl: Bool? = nil, sensitiveDevices: [DeviceID]? = nil,
+        automationTypes: [WireAutomationTypeRef]? = nil
+    ) {
         self.deviceTypes = deviceTypes
         self.includeSensitive = includeSensitive
         self.canControl = canControl
         self.sensitiveDevices = sensitiveDevices
+        self.automationTypes = automationTypes
     }
 }
 
@@ -263,10 +294,13 @@ public struct WireScope: Hashable, Codable, Sendable {
     public let sensitiveDevices: [DeviceID]?
     /// The app's validation mode (absent: the daemon's setting).
     public let strictOperationValidation: Bool?
+    /// The (device type, trait) pairs the app may automate (absent: none).
+    public let automationTypes: [WireAutomationType]?
     public init(
         deviceTypes: [DeviceTypeID]?, includeSensitive: Bool, canControl: Bool, sensitiveDevices: [DeviceID]? = nil,
-        strictOperationValidation: Bool? = nil
+        strictOperationValidation: Bool? = nil, automationTypes: [WireAutomationType]? = nil
     ) {
+        self.automationTypes = automationTypes
         self.deviceTypes = deviceTypes
         self.includeSensitive = includeSensitive
         self.canControl = canControl
@@ -305,6 +339,8 @@ public struct WireAppRequest: Codable, Sendable, Hashable {
     public let id: String
     public let appName: String
     public let requestedDeviceTypes: [DeviceTypeID]
+    /// The (device type, trait) pairs the app asks to automate (absent: none).
+    public var requestedAutomationTypes: [WireAutomationType]?
     public let status: WireAppRequestStatus
     public let scope: WireScope?
     public let decidedBy: String?

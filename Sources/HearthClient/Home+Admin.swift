@@ -93,12 +93,13 @@ extension Home {
     /// whether sensitive devices (locks, garage doors, alarms) are included.
     public func approve(
         request id: String, deviceTypes: [IDRef]? = nil, includeSensitive: Bool = false, canControl: Bool = true,
-        sensitiveDevices: [DeviceID]? = nil
+        sensitiveDevices: [DeviceID]? = nil, automationTypes: [WireAutomationTypeRef]? = nil
     ) async throws(HomeError) -> WireAppRequest {
         try await connection.send(
             "POST", "apps/requests/\(segment(id))/approve",
             body: ApproveRequest(
-                deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl, sensitiveDevices: sensitiveDevices))
+                deviceTypes: deviceTypes, includeSensitive: includeSensitive, canControl: canControl, sensitiveDevices: sensitiveDevices,
+                automationTypes: automationTypes))
     }
 
     /// Changes a live grant: what is left nil keeps its value. The app's open subscriptions

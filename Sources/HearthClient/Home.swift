@@ -44,13 +44,18 @@ public struct Home: HomeBackend {
     ///   - maxWait: how long to wait for the admin in all.
     /// - Throws: `permissionDenied` when the admin denies; `timeout` after `maxWait`.
     public static func connect(
-        url: URL, appName: String, deviceTypes: [DeviceTypeID] = [], configuration: HomeClientConfiguration = .init(),
+        url: URL, appName: String, deviceTypes: [DeviceTypeID] = [], automationTypes: [WireAutomationType] = [],
+        configuration: HomeClientConfiguration = .init(),
         store: (any SessionStore)? = nil, maxWait: Duration = .seconds(600),
         onPending: @Sendable (PendingConsent) async -> Void = { _ in }
     ) async throws(HomeError) -> Home {
         let anonymous = HearthConnection(baseURL: url, token: nil)
         let request: WireAppRequest = try await anonymous.send(
-            "POST", "apps/requests", body: AppAccessRequest(name: appName, deviceTypes: deviceTypes.map { .number($0.rawValue) }))
+            "POST", "apps/requests",
+            body: AppAccessRequest(
+                name: appName, deviceTypes: deviceTypes.map { .number($0.rawValue) },
+                automationTypes: automationTypes.isEmpty
+                    ? nil : automationTypes.map { WireAutomationTypeRef(deviceType: .number($0.deviceType.rawValue), trait: .number($0.trait.rawValue)) }))
         guard let secret = request.secret else { throw .internal("hearthd did not hand out a request secret") }
         await onPending(PendingConsent(requestID: request.id, appName: request.appName))
         let clock = ContinuousClock()
@@ -263,7 +268,7 @@ public struct Home: HomeBackend {
         let streams: Bool
         switch subscribe {
         case .subscribe(_, .devices(.stream)), .subscribe(_, .discovered(.stream)), .subscribe(_, .rooms(.stream)),
-            .subscribe(_, .structures(.stream)), .subscribe(_, .users(.stream)), .subscribe(_, .events), .subscribe(_, .deviceDeltas):
+            .subscribe(_, .structures(.stream)), .subscribe(_, .users(.stream)), .subscribe(_, .events), .subscribe(_, .deviceDeltas), .subscribe(_, .automationRuns):
             streams = true
         default: streams = false
         }

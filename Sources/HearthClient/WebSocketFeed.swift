@@ -275,6 +275,7 @@ extension WSServerMessage {
         case .changed(_, let version, let devices): .changed(id: id, version: version, devices: devices)
         case .delta(_, let version, let changes): .delta(id: id, version: version, changes: changes)
         case .event(_, let e): .event(id: id, e)
+        case .run(_, let run, let missed): .run(id: id, run: run, missed: missed)
         case .end(_, let reason, let message): .end(id: id, reason: reason, message: message)
         case .error(_, let e): .error(id: id, e)
         case .closing, .grantUpdated: self

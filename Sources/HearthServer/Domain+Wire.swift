@@ -42,7 +42,7 @@ extension GrantScope {
         WireScope(
             deviceTypes: deviceTypes.map { $0.sorted() }, includeSensitive: includeSensitive, canControl: canControl,
             sensitiveDevices: sensitiveDevices.flatMap { $0.isEmpty ? nil : $0.sorted { $0.rawValue < $1.rawValue } },
-            strictOperationValidation: strictOperationValidation)
+            strictOperationValidation: strictOperationValidation, automationTypes: automationTypes.flatMap { $0.isEmpty ? nil : $0.wire })
     }
 }
 
@@ -70,9 +70,11 @@ extension AppRequest {
     /// The request on the wire; `secret` only in the answer to the request itself, `token`
     /// only once, to the app, after approval.
     public func wire(secret: String? = nil, token: IssuedToken? = nil) -> WireAppRequest {
-        WireAppRequest(
+        var w = WireAppRequest(
             id: id, appName: appName, requestedDeviceTypes: requestedDeviceTypes, status: status.wire, scope: scope?.wire,
             decidedBy: decidedBy, createdAt: createdAt, secret: secret, token: token?.token, tokenID: token?.id)
+        w.requestedAutomationTypes = requestedAutomationTypes?.wire
+        return w
     }
 }
 
@@ -88,5 +90,24 @@ extension GrantChange {
             id: id, grantID: grantID, appName: appName, requestedDeviceTypes: requestedDeviceTypes,
             status: WireGrantChangeStatus(rawValue: status.rawValue) ?? .cancelled, scope: scope?.wire, decidedBy: decidedBy,
             createdAt: createdAt)
+    }
+}
+
+extension Collection<AutomationType> {
+    /// Sorted by device type, then trait.
+    var wire: [WireAutomationType] {
+        map { WireAutomationType(deviceType: $0.deviceType, trait: $0.trait) }.sorted { ($0.deviceType, $0.trait) < ($1.deviceType, $1.trait) }
+    }
+}
+
+extension Catalog {
+    /// `{deviceType, trait}` by name or ID → the pair; the trait must be one the device type has.
+    func resolveAutomationType(_ ref: WireAutomationTypeRef) throws(HomeError) -> AutomationType {
+        let type = try resolveDeviceType(ref.deviceType)
+        let trait = try resolveTrait(ref.trait)
+        if let d = deviceType(type), !(d.requiredTraits + d.optionalTraits).isEmpty, !(d.requiredTraits + d.optionalTraits).contains(trait) {
+            throw .invalidArgument("\(d.name) has no trait \(self.trait(trait)?.name ?? trait.hex) to automate")
+        }
+        return AutomationType(deviceType: type, trait: trait)
     }
 }

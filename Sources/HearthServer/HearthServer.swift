@@ -127,6 +127,8 @@ public struct HearthServer: Service {
     func revoke(tokenID: String, reason: String) throws(HomeError) -> Bool {
         let revoked = try access.revokeToken(id: tokenID)
         endSession(tokenID, reason: reason)
+        // An app's automations stop with its grant (suspended, runs ended).
+        if revoked, let automations { Task { await automations.grantRevoked(tokenID) } }
         return revoked
     }
 

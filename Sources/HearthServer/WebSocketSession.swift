@@ -94,7 +94,13 @@ actor WebSocketSession {
             await send(.pong(id: id))
         case .subscribe(let id, let query):
             do {
-                try subscribe(id, query)
+                // Trace streams are opened first: a refusal (an automation the session may not
+                // read) is the subscription's error, never a `subscribed`.
+                var runs: AsyncStream<AutomationRunUpdate>?
+                if case .automationRuns(let automation) = query, subscriptions[id] == nil {
+                    runs = try await runUpdates(of: automation)
+                }
+                try subscribe(id, query, runs: runs)
                 await send(.subscribed(id: id))
             } catch {
                 await send(.error(id: id, WireError(error)))
@@ -149,7 +155,21 @@ actor WebSocketSession {
         (try? JSONDecoder().decode(Value.self, from: Data(text.utf8)))?["id"]?.stringValue
     }
 
-    func subscribe(_ id: String, _ query: SubscriptionQuery) throws(HomeError) {
+    /// Opens the engine's trace stream for `automationRuns` (the engine's refusal as a `HomeError`).
+    func runUpdates(of automation: String?) async throws(HomeError) -> AsyncStream<AutomationRunUpdate> {
+        guard let control = server.automations else { throw .notFound("this server has no automation engine") }
+        do {
+            return try await control.runUpdates(of: automation, as: session.principal)
+        } catch let refusal as AutomationRefusal {
+            throw refusal.error
+        } catch let error as HomeError {
+            throw error
+        } catch {
+            throw .internal("\(error)")
+        }
+    }
+
+    func subscribe(_ id: String, _ query: SubscriptionQuery, runs: AsyncStream<AutomationRunUpdate>? = nil) throws(HomeError) {
         guard subscriptions[id] == nil else { throw .conflict("subscription '\(id)' already exists on this socket") }
         guard subscriptions.count < server.configuration.maxSubscriptionsPerSocket else {
             throw .invalidArgument("at most \(server.configuration.maxSubscriptionsPerSocket) subscriptions per socket")
@@ -221,6 +241,18 @@ actor WebSocketSession {
         case .users(let mode):
             try RoleMiddleware.users("see the people of the home").check(session.principal)
             body = { await self.pumpUsers(id, mode) }
+        case .automationRuns(let automation):
+            // The same rules as `GET /automations/ID/runs`, checked now (an automation the
+            // session may not read is `notFound`) and for every trace the engine sends.
+            guard let updates = runs else { throw .internal("the trace stream was not opened") }
+            body = {
+                for await update in updates {
+                    guard let run = try? JSONDecoder().decode(Value.self, from: update.trace) else { continue }
+                    guard await self.send(text: try? WebSocketText.text(.run(id: id, run: run, missed: update.missed))) else { return .socketClosed }
+                }
+                guard await self.isLive else { return .end(.permissionDenied, "access was revoked") }
+                return .end(.ended, automation.map { "automation '\($0)' was deleted, or the engine stopped" } ?? "the automation engine stopped")
+            }
         case .events(let deviceID, let traitRef):
             let trait = try traitRef.map { ref throws(HomeError) in try catalog.resolveTrait(ref) }
             if let deviceID { _ = try home.currentDevice(id: deviceID) }

@@ -17,6 +17,12 @@ public struct AutomationConfig: Sendable {
     public var errors: [String] = []
     /// Warnings (the entry loaded).
     public var warnings: [String] = []
+    /// Automations whose only problem is devices no plugin has reported yet (a fresh
+    /// database's first start): the engine loads each once its devices appear
+    /// (``AutomationEngine/loadConfigured(_:refs:pending:)``). Their refs are in ``automationRefs``.
+    public var pending: [Automation] = []
+    /// One line per pending automation: where it is and the devices it waits for.
+    public var pendingNotes: [String] = []
 
     public init() {}
 
@@ -83,12 +89,33 @@ public struct AutomationConfig: Sendable {
                 let line = "\(at(full)): \(full): \(issue.message)" + (issue.suggestion.map { " (did you mean \($0)?)" } ?? "")
                 if issue.severity == .error { out.errors.append(line) } else { out.warnings.append(line) }
             }
-            if !issues.contains(where: { $0.severity == .error }) {
+            let errors = issues.filter { $0.severity == .error }
+            if errors.isEmpty {
                 out.automations.append(a)
                 out.automationRefs[a.id] = at(path)
+            } else if errors.allSatisfy({ $0.code == "unknownDevice" }) {
+                // Only devices that are not there (yet): pending, not refused.
+                out.errors.removeLast(errors.count)
+                out.pending.append(a)
+                out.automationRefs[a.id] = at(path)
+                out.pendingNotes.append(Self.pendingNote(a, ref: at(path), path: path, errors))
             }
         }
         return out
+    }
+
+    /// `etc/hearth.yaml:12: automations[0] (hall-light): pending: waits for 'gpio:x' (no plugin has reported it yet)`.
+    static func pendingNote(_ a: Automation, ref: String, path: String, _ errors: [AutomationIssue]) -> String {
+        var names: [String] = []
+        for e in errors {
+            // "no device 'NAME'" → NAME
+            if let open = e.message.firstIndex(of: "'"), let close = e.message.lastIndex(of: "'"), open < close {
+                let name = String(e.message[e.message.index(after: open)..<close])
+                if !names.contains(name) { names.append(name) }
+            }
+        }
+        return "\(ref): \(path) (\(a.id)): pending: waits for " + names.map { "'\($0)'" }.joined(separator: ", ")
+            + " (no plugin has reported \(names.count == 1 ? "it" : "them") yet); it loads once \(names.count == 1 ? "it appears" : "they appear")"
     }
 
     struct ConfigProblem: Error {

@@ -68,6 +68,24 @@ extension AutomationEngine: AutomationControl {
         try Self.wireEncoder.encode(try Self.refusing { () throws(AutomationError) in try trace(runID, as: principal) })
     }
 
+    public func runUpdates(of id: String?, as principal: Principal) throws -> AsyncStream<AutomationRunUpdate> {
+        try Self.refusing { () throws(AutomationError) in try liveRuns(of: id, as: principal) }
+    }
+
+    public func reloadConfiguration(as principal: Principal) async throws -> ConfigReloadReport {
+        do {
+            return try await reload(as: principal)
+        } catch {
+            throw Self.refusal(error)
+        }
+    }
+
+    public func candidates(for device: String, as principal: Principal) throws -> Data {
+        try Self.wireEncoder.encode(try Self.refusing { () throws(AutomationError) in try deviceCandidates(device, as: principal) })
+    }
+
+    public func grantRevoked(_ grantID: String) { suspendAutomations(ofGrant: grantID) }
+
     /// A definition from a request body; a body that is not one is `invalidArgument` naming where.
     static func definition(_ data: Data) throws(HomeError) -> Automation {
         do {
@@ -95,6 +113,7 @@ extension AutomationEngine: AutomationControl {
         AutomationEntry(
             // An Automation always encodes (plain values only).
             definition: (try? wireEncoder.encode(r.automation)) ?? Data("{}".utf8), state: r.state, suspendedReason: r.suspendedReason,
-            revision: r.revision, executionCount: r.executionCount, source: r.source, configRef: r.configRef, problems: r.issues.map(problem))
+            revision: r.revision, executionCount: r.executionCount, source: r.source, configRef: r.configRef, problems: r.issues.map(problem),
+            owner: r.owner)
     }
 }

@@ -21,6 +21,7 @@ extension AutomationEngine {
         }
         traces[trace.automation] = list
         keep(trace)
+        publishRun(trace)
         checkWaiters()
     }
 
@@ -29,6 +30,7 @@ extension AutomationEngine {
         edit(&list[i])
         traces[automation] = list
         keep(list[i])
+        publishRun(list[i])
         checkWaiters()
     }
 
@@ -93,6 +95,12 @@ extension AutomationEngine {
         if let max = c.source.maxExecutions, record.executionCount >= max {
             return refuse(.skipped, "maxExecutions \(max) reached")
         }
+        // An app's automation acts with its grant as it is now.
+        let scope: GrantScope?
+        switch actingScope(record) {
+        case .success(let s): scope = s
+        case .failure(let e): return refuse(.skipped, e.message)
+        }
         let active = running[id] ?? [:]
         switch c.source.effectiveMode {
         case .single:
@@ -125,12 +133,17 @@ extension AutomationEngine {
         }
         if c.source.maxExecutions != nil, let r = records[id] { try? persist(r) }
         self.record(trace)
-        launch(id, trace: trace, actions: c.actions, position: [], acceptedAt: acceptedAt, depth: depth)
+        launch(id, trace: trace, actions: c.actions, position: [], acceptedAt: acceptedAt, depth: depth, scope: scope, grant: Self.grantID(ofOwner: record.owner))
     }
 
-    func launch(_ id: String, trace: RunTrace, actions: [CompiledAction], position: [Int], acceptedAt: ContinuousClock.Instant?, depth: Int) {
+    func launch(
+        _ id: String, trace: RunTrace, actions: [CompiledAction], position: [Int], acceptedAt: ContinuousClock.Instant?, depth: Int,
+        scope: GrantScope? = nil, grant: String? = nil
+    ) {
         let runID = trace.id
-        let context = RunContext(automation: id, runID: runID, starter: trace.cause.starter, cause: trace.cause, depth: depth, acceptedAt: acceptedAt)
+        var context = RunContext(automation: id, runID: runID, starter: trace.cause.starter, cause: trace.cause, depth: depth, acceptedAt: acceptedAt)
+        context.scope = scope
+        context.grant = grant
         let task = Task {
             let flow = await self.execute(actions, at: position, context)
             self.finished(context, flow)
@@ -169,6 +182,18 @@ extension AutomationEngine {
         let runID = trace.id
         var context = RunContext(automation: id, runID: runID, starter: cause.starter, cause: cause, depth: 0, acceptedAt: nil)
         context.resumed = true
+        if Self.grantID(ofOwner: r.owner) != nil {
+            guard case .success(let scope) = actingScope(r) else {
+                update(runID, id) {
+                    $0.outcome = .abandoned
+                    $0.reason = "the app's grant no longer allows it"
+                    $0.finished = self.clock.now()
+                }
+                return
+            }
+            context.scope = scope
+            context.grant = Self.grantID(ofOwner: r.owner)
+        }
         // The row stays until the delay is over: a second crash resumes it again.
         let timerID = "delay|\(runID)|resume"
         saveTimer(StoredTimer(id: timerID, automationID: id, kind: "delay", dueAt: due, payloadJSON: Self.json(TimerPayload(cause: cause, runID: runID, position: position))))
@@ -233,7 +258,8 @@ extension AutomationEngine {
         case .admin: break
         case .member:
             guard c.hasManualStarter else { throw AutomationError(.permissionDenied, "members may run only automations with a manual starter") }
-        case .app: throw AutomationError(.permissionDenied, "apps cannot run home automations")
+        case .app:
+            guard let r = records[id], r.owner == Self.owner(of: principal) else { throw AutomationError(.notFound, "no automation '\(id)'") }
         }
         let starter = c.starters.first { if case .manual = $0.kind { true } else { false } }?.id
         trigger(id, cause: .init(starter: starter, description: "run by \(principal.id)"), acceptedAt: nil, depth: 0)
@@ -299,7 +325,14 @@ extension AutomationEngine {
         var dryRun = false
         /// Resumed after a restart: a device its plugin has not made ready yet is waited for.
         var resumed = false
-        var principal: Principal { Principal(id: "automation:\(automation)/\(runID)", role: .admin) }
+        /// An app's automation: the grant's scope at the start of the run, and the grant (its
+        /// revocation ends the run's commands in the core too).
+        var scope: GrantScope?
+        var grant: String?
+        var principal: Principal {
+            if let scope { return Principal(id: "automation:\(automation)/\(runID)", role: .app, scope: scope, sessionID: grant) }
+            return Principal(id: "automation:\(automation)/\(runID)", role: .admin)
+        }
     }
 
     enum Flow: Sendable {

@@ -32,6 +32,9 @@ extension AutomationEngine {
                 }
             }
         }
+        if !pendingConfig.isEmpty, changes.contains(where: { $0.items.contains { if case .device(_, .some) = $0 { true } else { false } } }) {
+            retryPending()
+        }
         if let last = changes.last { processedVersion = max(processedVersion, last.version) }
         let waiters = changeWaiters
         changeWaiters = [:]

@@ -65,6 +65,9 @@ public actor AutomationEngine {
     var attributeIndex: [AttributeKey: [(String, Int)]] = [:]
     var eventIndex: [EventKey: [(String, Int)]] = [:]
     var connectivityIndex: [DeviceID: [(String, Int)]] = [:]
+    /// The index keys each automation's starters sit under, so taking one out touches only
+    /// those (a save costs O(its starters), not O(every starter)).
+    var indexedKeys: [String: IndexedKeys] = [:]
     var traces: [String: [RunTrace]] = [:]
     var running: [String: [String: Task<Void, Never>]] = [:]
     var queued: [String: [(RunTrace.Cause, Int)]] = [:]
@@ -90,6 +93,15 @@ public actor AutomationEngine {
     var pendingTraces: [String: RunTrace] = [:]
     var pendingOrder: [String] = []
     var traceCommit: Task<Void, Never>?
+    /// Config automations waiting for devices no plugin has reported yet, by ID, with where
+    /// they are defined (``loadConfigured(_:refs:pending:)``).
+    var pendingConfig: [String: (automation: Automation, ref: String?)] = [:]
+    /// An app grant's current scope by grant ID (``setGrantLookup(_:)``).
+    var grantLookup: (@Sendable (String) -> GrantScope?)?
+    /// What ``reload(as:)`` runs (set by hearthd).
+    var configReloader: (@Sendable () async -> ConfigReload.Outcome)?
+    /// Live trace subscribers (``liveRuns(of:as:)``).
+    var runSubscribers: [UUID: RunSubscriber] = [:]
 
     public static let traceLimit = 50
     static let maxDepth = 8
@@ -98,6 +110,12 @@ public actor AutomationEngine {
         let device: DeviceID
         let trait: TraitID
         let event: EventID
+    }
+
+    struct IndexedKeys {
+        var attributes: Set<AttributeKey> = []
+        var events: Set<EventKey> = []
+        var devices: Set<DeviceID> = []
     }
 
     struct StarterState {
@@ -169,6 +187,8 @@ public actor AutomationEngine {
                 logger.error("automations could not be loaded: \(error)")
             }
         }
+        // Devices reported before the tap was installed may be what a pending one waits for.
+        retryPending()
         for id in records.keys.sorted() { startupStarters(id) }
     }
 
@@ -181,6 +201,7 @@ public actor AutomationEngine {
         for c in changeWaiters.values { c.resume() }
         changeWaiters = [:]
         for c in notificationContinuations.values { c.finish() }
+        endAllRunSubscriptions()
         flushAllTraces()
     }
 
@@ -229,18 +250,23 @@ public actor AutomationEngine {
         compiled[record.automation.id] = c
         let state = core.state
         var states: [Int: StarterState] = [:]
+        var keys = IndexedKeys()
+        defer { indexedKeys[record.automation.id] = keys }
         for s in c.starters {
             switch s.kind {
             case .attribute(let key, let type, let predicate, _):
                 attributeIndex[key, default: []].append((record.automation.id, s.index))
+                keys.attributes.insert(key)
                 let value = Self.value(state, key, type)
                 var st = StarterState(last: value)
                 if let value { st.active = Self.holds(predicate, value, wasActive: false, old: nil) }
                 states[s.index] = st
             case .event(let d, let t, let e, _):
                 eventIndex[EventKey(device: d, trait: t, event: e), default: []].append((record.automation.id, s.index))
+                keys.events.insert(EventKey(device: d, trait: t, event: e))
             case .connectivity(let d, let to, _):
                 connectivityIndex[d, default: []].append((record.automation.id, s.index))
+                keys.devices.insert(d)
                 let now = state.devices[d]?.sourceConnectivity.connectivityState
                 states[s.index] = StarterState(active: now == to, last: now.map { .string($0.rawValue) })
             default: break
@@ -252,9 +278,20 @@ public actor AutomationEngine {
 
     func uninstall(_ id: String) {
         compiled[id] = nil
-        for (k, v) in attributeIndex { attributeIndex[k] = v.filter { $0.0 != id } }
-        for (k, v) in eventIndex { eventIndex[k] = v.filter { $0.0 != id } }
-        for (k, v) in connectivityIndex { connectivityIndex[k] = v.filter { $0.0 != id } }
+        if let keys = indexedKeys.removeValue(forKey: id) {
+            for k in keys.attributes {
+                attributeIndex[k]?.removeAll { $0.0 == id }
+                if attributeIndex[k]?.isEmpty == true { attributeIndex[k] = nil }
+            }
+            for k in keys.events {
+                eventIndex[k]?.removeAll { $0.0 == id }
+                if eventIndex[k]?.isEmpty == true { eventIndex[k] = nil }
+            }
+            for k in keys.devices {
+                connectivityIndex[k]?.removeAll { $0.0 == id }
+                if connectivityIndex[k]?.isEmpty == true { connectivityIndex[k] = nil }
+            }
+        }
         if let states = starterStates[id] { for s in states.values { s.hold?.cancel() } }
         starterStates[id] = nil
         for (key, t) in scheduleTasks where key.hasPrefix(id + "|") {
@@ -325,11 +362,21 @@ public actor AutomationEngine {
     /// `ifRevision` must match the stored revision for a replacement (`conflict` otherwise).
     @discardableResult
     public func save(_ automation: Automation, ifRevision: Int? = nil, as principal: Principal) throws(AutomationError) -> AutomationRecord {
-        try requireAdmin(principal, "create or edit automations")
+        if principal.role == .app {
+            do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
+            guard principal.scope?.canAutomate == true else {
+                throw AutomationError(.permissionDenied, "this app's grant does not let it automate (it has no automation types, or may not control)")
+            }
+        } else {
+            try requireAdmin(principal, "create or edit automations")
+        }
         if let allow = automation.allowSensitive, allow, principal.role != .admin {
             throw AutomationError(.permissionDenied, "only an admin may set allowSensitive")
         }
         let old = records[automation.id]
+        if let old, principal.role == .app, old.owner != Self.owner(of: principal) {
+            throw AutomationError(.conflict, "the id '\(automation.id)' is taken")
+        }
         if let old, old.source == "config" {
             throw AutomationError(.permissionDenied, "automation '\(automation.id)' is defined in \(old.configRef ?? "hearth.yaml"); edit it there")
         }
@@ -347,20 +394,32 @@ public actor AutomationEngine {
                 .invalidArgument, "automation '\(automation.id)' has \(errors.count) error(s) and \(issues.count - errors.count) warning(s)",
                 issues: issues)
         }
+        if principal.role == .app, let scope = principal.scope {
+            let denied = outOfScope(automation, scope: scope)
+            if !denied.isEmpty {
+                throw AutomationError(
+                    .permissionDenied, "automation '\(automation.id)' uses \(denied.count) thing(s) this app may not automate", issues: denied)
+            }
+        }
         let record = AutomationRecord(
             automation: automation, state: automation.isEnabled ? "enabled" : "disabled", suspendedReason: nil,
             revision: (old?.revision ?? 0) + 1, executionCount: old?.executionCount ?? 0, source: "api", configRef: nil,
-            owner: "home", issues: issues)
+            owner: principal.role == .app ? Self.owner(of: principal) : (old?.owner ?? "home"), issues: issues)
         try persist(record)
         install(record)
         return records[automation.id]!
     }
 
     /// Replaces the config-owned automations (start-up, reload). Broken ones are not loaded;
-    /// their issues come back (hearthd prints them with file and line).
+    /// their issues come back (hearthd prints them with file and line). `pending` are those
+    /// that name devices no plugin has reported yet ([AutomationConfig.pending]): each is
+    /// loaded as soon as a device change makes it compile (``retryPending()``), and refused
+    /// (logged) if it then has other errors; a reload replaces the pending set.
     @discardableResult
-    public func loadConfigured(_ list: [Automation], refs: [String: String] = [:]) -> [String: [AutomationIssue]] {
+    public func loadConfigured(_ list: [Automation], refs: [String: String] = [:], pending: [Automation] = []) -> [String: [AutomationIssue]] {
         var problems: [String: [AutomationIssue]] = [:]
+        pendingConfig = [:]
+        for a in pending { pendingConfig[a.id] = (a, refs[a.id]) }
         let keep = Set(list.map(\.id))
         for (id, r) in records where r.source == "config" && !keep.contains(id) {
             uninstall(id)
@@ -374,32 +433,65 @@ public actor AutomationEngine {
                 continue
             }
             if !issues.isEmpty { problems[a.id] = issues }
-            let old = records[a.id]
-            let record = AutomationRecord(
-                automation: a, state: old?.state == "suspended" ? "suspended" : (a.isEnabled ? "enabled" : "disabled"),
-                suspendedReason: old?.suspendedReason, revision: (old?.revision ?? 0) + (old?.automation == a ? 0 : 1),
-                executionCount: old?.executionCount ?? 0, source: "config", configRef: refs[a.id], owner: "home", issues: issues)
-            try? persist(record)
-            install(record)
+            installConfigured(a, ref: refs[a.id], issues: issues)
         }
+        // Pending ones may already compile (their devices were restored from the database).
+        retryPending()
         return problems
     }
 
+    func installConfigured(_ a: Automation, ref: String?, issues: [AutomationIssue]) {
+        let old = records[a.id]
+        let record = AutomationRecord(
+            automation: a, state: old?.state == "suspended" ? "suspended" : (a.isEnabled ? "enabled" : "disabled"),
+            suspendedReason: old?.suspendedReason, revision: (old?.revision ?? 0) + (old?.automation == a ? 0 : 1),
+            executionCount: old?.executionCount ?? 0, source: "config", configRef: ref, owner: "home", issues: issues)
+        try? persist(record)
+        install(record)
+    }
+
+    /// The config automations still waiting for their devices: ID → where they are defined.
+    public var pendingConfigured: [String: String] { pendingConfig.mapValues { $0.ref ?? "hearth.yaml" } }
+
+    /// Tries each pending config automation again (a device appeared or changed): one that now
+    /// compiles is loaded; one still missing only devices waits; one with other errors is
+    /// refused for good (logged with where it is defined).
+    func retryPending() {
+        guard !pendingConfig.isEmpty else { return }
+        for (id, entry) in pendingConfig.sorted(by: { $0.key < $1.key }) {
+            let issues = validate(entry.automation)
+            let errors = issues.filter { $0.severity == .error }
+            if errors.isEmpty {
+                pendingConfig[id] = nil
+                installConfigured(entry.automation, ref: entry.ref, issues: issues)
+                logger.notice("\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared; loaded")
+            } else if !errors.allSatisfy({ $0.code == "unknownDevice" }) {
+                pendingConfig[id] = nil
+                let why = errors.map(\.description).joined(separator: "; ")
+                logger.error("\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared but it does not compile (not loaded): \(why)")
+            }
+        }
+    }
+
     public func delete(_ id: String, ifRevision: Int? = nil, as principal: Principal) throws(AutomationError) {
-        try requireAdmin(principal, "delete automations")
         guard let r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
+        try requireManage(r, principal, "delete automations")
         if r.source == "config" { throw AutomationError(.permissionDenied, "automation '\(id)' is defined in \(r.configRef ?? "hearth.yaml"); remove it there") }
         if let ifRevision, ifRevision != r.revision { throw AutomationError(.conflict, "automation '\(id)' is at revision \(r.revision), not \(ifRevision)") }
         do { try store?.deleteAutomation(id: id) } catch { throw AutomationError(error) }
         if let runs = running[id] { for t in runs.values { t.cancel() } }
         uninstall(id)
         records[id] = nil
+        endRunSubscriptions(of: id)
     }
 
-    /// Enables or disables (admins). Enabling a suspended automation resumes it.
+    /// Enables or disables (admins; an app its own). Enabling a suspended automation resumes it.
     public func setEnabled(_ id: String, _ enabled: Bool, as principal: Principal) throws(AutomationError) {
-        try requireAdmin(principal, enabled ? "enable automations" : "disable automations")
         guard var r = records[id] else { throw AutomationError(.notFound, "no automation '\(id)'") }
+        try requireManage(r, principal, enabled ? "enable automations" : "disable automations")
+        if principal.role == .app, r.suspendedReason == "grantRevoked" {
+            throw AutomationError(.permissionDenied, "automation '\(id)' was suspended when this app's grant was revoked; an admin resumes it")
+        }
         r.state = enabled ? "enabled" : "disabled"
         r.suspendedReason = nil
         try persist(r)
@@ -411,11 +503,22 @@ public actor AutomationEngine {
 
     // MARK: - Reading
 
-    /// Every automation (admins and members: all, read-only for members; apps: none yet).
+    /// Every automation the principal may read (admins and members: all, read-only for members; an app: its own).
     public func list(as principal: Principal) throws(AutomationError) -> [AutomationRecord] {
         do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
-        if principal.role == .app { return [] }
-        return records.values.sorted { $0.automation.id < $1.automation.id }
+        return records.values.filter { Self.readable($0, by: principal) }.sorted { $0.automation.id < $1.automation.id }
+    }
+
+    /// Whether `principal` may read the automation and its traces (its session is checked too).
+    func mayRead(_ record: AutomationRecord, as principal: Principal) -> Bool {
+        guard (try? core.checkSessionPublic(principal)) != nil else { return false }
+        return Self.readable(record, by: principal)
+    }
+
+    /// Admins and members read every automation; an app its own.
+    static func readable(_ record: AutomationRecord, by principal: Principal) -> Bool {
+        // An app's automations are owned by its grant (its session): `app:<grant ID>`.
+        principal.role != .app || record.owner == "app:\(principal.sessionID ?? principal.id)"
     }
 
     public func record(_ id: String, as principal: Principal) throws(AutomationError) -> AutomationRecord {
@@ -434,7 +537,9 @@ public actor AutomationEngine {
     /// One run's trace, by its ID.
     public func trace(_ runID: String, as principal: Principal) throws(AutomationError) -> RunTrace {
         do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
-        guard principal.role != .app, let t = traces.values.lazy.flatMap({ $0 }).first(where: { $0.id == runID }) else {
+        guard let t = traces.values.lazy.flatMap({ $0 }).first(where: { $0.id == runID }),
+            records[t.automation].map({ Self.readable($0, by: principal) }) ?? (principal.role != .app)
+        else {
             throw AutomationError(.notFound, "no run '\(runID)'")
         }
         return t

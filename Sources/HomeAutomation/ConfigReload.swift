@@ -16,11 +16,14 @@ public enum ConfigReload {
         public var warnings: [String]
         public var scenes: Int
         public var automations: Int
+        /// Automations waiting for devices no plugin has reported yet (where and which devices).
+        public var pending: [String] = []
 
         public var description: String {
             applied
                 ? "reloaded \(scenes) scene(s) and \(automations) automation(s)"
                     + (warnings.isEmpty ? "" : " with \(warnings.count) warning(s): " + warnings.joined(separator: "; "))
+                    + (pending.isEmpty ? "" : "; \(pending.count) pending: " + pending.joined(separator: "; "))
                 : "reload refused, the running scenes and automations are kept: " + errors.joined(separator: "; ")
         }
     }
@@ -56,15 +59,39 @@ public enum ConfigReload {
             return Outcome(applied: false, errors: errors, warnings: config.warnings, scenes: 0, automations: 0)
         }
         book?.loadConfigured(config.scenes)
-        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs)
+        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs, pending: config.pending)
         let late = problems.filter { $0.value.contains { $0.severity == .error } }.keys.sorted()
-        return Outcome(
-            applied: true, errors: late.map { "automations: \($0): not loaded" }, warnings: config.warnings, scenes: config.scenes.count,
-            automations: config.automations.count - late.count)
+        let waiting = await engine.pendingConfigured
+        var outcome = Outcome(
+            applied: true, errors: late.map { "\(config.automationRefs[$0] ?? file): automations: \($0): " + (problems[$0] ?? []).filter { $0.severity == .error }.map(\.message).joined(separator: "; ") + " (not loaded)" }, warnings: config.warnings, scenes: config.scenes.count,
+            automations: config.automations.count - late.count + (config.pending.count - waiting.count))
+        outcome.pending = config.pendingNotes.filter { note in waiting.keys.contains { note.contains("(\($0)): pending") } }
+        return outcome
+    }
+}
+
+extension ConfigReload.Outcome {
+    /// The outcome as the API reports it, each problem read into file, line, key and message.
+    public var report: ConfigReloadReport {
+        ConfigReloadReport(
+            applied: applied, scenes: scenes, automations: automations, refused: errors.map(ConfigProblem.init(parsing:)),
+            warnings: warnings.map(ConfigProblem.init(parsing:)), pending: pending.map(ConfigProblem.init(parsing:)))
     }
 }
 
 extension AutomationEngine {
+    /// Sets what ``reload(as:)`` runs (hearthd: the same reload as SIGHUP).
+    public func setConfigReloader(_ reloader: @escaping @Sendable () async -> ConfigReload.Outcome) {
+        configReloader = reloader
+    }
+
+    /// Re-reads the configuration's scenes and automations (admins) and reports what happened.
+    public func reload(as principal: Principal) async throws(AutomationError) -> ConfigReloadReport {
+        try requireAdmin(principal, "reload the configuration")
+        guard let configReloader else { throw AutomationError(.notFound, "this hearthd was not started from a configuration file") }
+        return await configReloader().report
+    }
+
     /// The IDs of automations made through the API (a config entry may not take one over).
     func apiOwnedIDs() -> Set<String> { Set(records.values.filter { $0.source != "config" }.map(\.automation.id)) }
 }

@@ -55,6 +55,9 @@ public protocol AccessControl: Sendable {
 
     /// An app asks for access; the secret proves later that the collector is the asker.
     func createAppRequest(appName: String, deviceTypes: [DeviceTypeID]) throws(HomeError) -> (AppRequest, secret: String)
+    /// The same, with the (device type, trait) pairs the app wants to automate.
+    func createAppRequest(appName: String, deviceTypes: [DeviceTypeID], automationTypes: [AutomationType]) throws(HomeError)
+        -> (AppRequest, secret: String)
     /// One request, or `notFound`.
     func appRequest(id: String) throws(HomeError) -> AppRequest
     /// Requests, newest first; only pending ones when asked.

@@ -75,11 +75,14 @@ public struct AppRequest: Hashable, Sendable, Codable {
     public let scope: GrantScope?
     public let decidedBy: String?
     public let createdAt: Date
+    /// The (device type, trait) pairs the app asked to automate (its `referencedAutomationTypes`).
+    public var requestedAutomationTypes: [AutomationType]?
 
     public init(
         id: String, appName: String, requestedDeviceTypes: [DeviceTypeID], status: Status, scope: GrantScope?,
-        decidedBy: String?, createdAt: Date
+        decidedBy: String?, createdAt: Date, requestedAutomationTypes: [AutomationType]? = nil
     ) {
+        self.requestedAutomationTypes = requestedAutomationTypes
         self.id = id
         self.appName = appName
         self.requestedDeviceTypes = requestedDeviceTypes

@@ -34,6 +34,98 @@ public protocol AutomationControl: Sendable {
     func runTraces(of id: String, as principal: Principal) async throws -> Data
     /// One run's trace (JSON).
     func runTrace(_ runID: String, as principal: Principal) async throws -> Data
+    /// Every run and near-miss of automation `id` (nil: of every automation `principal` may
+    /// read) from now on, each time its trace is new or changes (start, each step, end), never
+    /// coalesced; the same reading rules as ``runTraces(of:as:)``. A consumer that falls
+    /// behind the stream's bounded buffer loses the oldest updates, counted in the next
+    /// one's ``AutomationRunUpdate/missed``. The stream finishes when the automation is deleted
+    /// or the engine stops.
+    func runUpdates(of id: String?, as principal: Principal) async throws -> AsyncStream<AutomationRunUpdate>
+    /// Re-reads the configuration file's `scenes:` and `automations:` (admins; as SIGHUP does)
+    /// and says what happened: what was loaded, what was refused (file, line, key), what waits
+    /// for devices. `notFound` when this engine was not started from a configuration file.
+    func reloadConfiguration(as principal: Principal) async throws -> ConfigReloadReport
+    /// What `device` can start, test and do in an automation as `principal` may use it (JSON:
+    /// `{device, name, starters, conditions, actions}`); `notFound` for a device it cannot see.
+    func candidates(for device: String, as principal: Principal) async throws -> Data
+    /// An app's grant was revoked: its automations are suspended and their runs end.
+    func grantRevoked(_ grantID: String) async
+}
+
+/// What a configuration reload did (``AutomationControl/reloadConfiguration(as:)``).
+public struct ConfigReloadReport: Hashable, Sendable {
+    /// True when the new set replaced the running one (then ``refused`` lists only entries that
+    /// failed while loading); false when a problem kept the running set whole.
+    public var applied: Bool
+    public var scenes: Int
+    public var automations: Int
+    public var refused: [ConfigProblem]
+    public var warnings: [ConfigProblem]
+    /// Automations waiting for devices no plugin has reported yet.
+    public var pending: [ConfigProblem]
+
+    public init(applied: Bool, scenes: Int, automations: Int, refused: [ConfigProblem], warnings: [ConfigProblem], pending: [ConfigProblem]) {
+        self.applied = applied
+        self.scenes = scenes
+        self.automations = automations
+        self.refused = refused
+        self.warnings = warnings
+        self.pending = pending
+    }
+}
+
+/// One problem in a configuration file: `etc/hearth.yaml:31: automations[1].starters[0].event.device: no device 'gpio:buton'`.
+public struct ConfigProblem: Hashable, Sendable {
+    public var file: String?
+    public var line: Int?
+    /// The key path (`automations[1].starters[0].event.device`), when the problem names one.
+    public var key: String?
+    public var message: String
+    /// The whole line, as hearthd logs it.
+    public var text: String
+
+    public init(file: String?, line: Int?, key: String?, message: String, text: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.message = message
+        self.text = text
+    }
+
+    /// Reads `FILE[:LINE]: KEY: MESSAGE` (the form every configuration problem is written
+    /// in); a line in another form is all message.
+    public init(parsing text: String) {
+        self.init(file: nil, line: nil, key: nil, message: text, text: text)
+        guard let first = text.range(of: ": ") else { return }
+        let location = text[..<first.lowerBound]
+        let rest = text[first.upperBound...]
+        guard !location.contains(" ") else { return }
+        if let colon = location.lastIndex(of: ":"), let n = Int(location[location.index(after: colon)...]) {
+            file = String(location[..<colon])
+            line = n
+        } else {
+            file = String(location)
+        }
+        if let second = rest.range(of: ": "), !rest[..<second.lowerBound].contains(" ") {
+            key = String(rest[..<second.lowerBound])
+            message = String(rest[second.upperBound...])
+        } else {
+            message = String(rest)
+        }
+    }
+}
+
+/// One new or changed run trace from ``AutomationControl/runUpdates(of:as:)``.
+public struct AutomationRunUpdate: Sendable, Hashable {
+    /// The trace (the engine's JSON, as ``AutomationControl/runTrace(_:as:)`` gives it).
+    public var trace: Data
+    /// Updates this subscriber lost before this one because it read too slowly.
+    public var missed: Int
+
+    public init(trace: Data, missed: Int = 0) {
+        self.trace = trace
+        self.missed = missed
+    }
 }
 
 /// An automation as ``AutomationControl`` gives it: the definition (the engine's JSON) and its life.
@@ -49,11 +141,14 @@ public struct AutomationEntry: Hashable, Sendable {
     public var configRef: String?
     /// Warnings from the last validation.
     public var problems: [AutomationProblem]
+    /// `home`, or `app:<grant ID>` for an automation an app made.
+    public var owner: String
 
     public init(
         definition: Data, state: String, suspendedReason: String?, revision: Int, executionCount: Int, source: String, configRef: String?,
-        problems: [AutomationProblem]
+        problems: [AutomationProblem], owner: String = "home"
     ) {
+        self.owner = owner
         self.definition = definition
         self.state = state
         self.suspendedReason = suspendedReason

@@ -44,16 +44,23 @@ public struct GrantScope: Hashable, Sendable, Codable {
     public var sensitiveDevices: Set<DeviceID>?
     /// The app's `strictOperationValidation`, chosen when it connects; nil: the daemon's setting.
     public var strictOperationValidation: Bool?
+    /// The (device type, trait) pairs the app may use in automations (the consent request's
+    /// `referencedAutomationTypes`); nil or empty: it may not automate.
+    public var automationTypes: Set<AutomationType>?
+
+    /// Whether the app may create automations: it may control, and has automation types.
+    public var canAutomate: Bool { canControl && !(automationTypes ?? []).isEmpty }
 
     public init(
         deviceTypes: Set<DeviceTypeID>?, includeSensitive: Bool, canControl: Bool = true, sensitiveDevices: Set<DeviceID>? = nil,
-        strictOperationValidation: Bool? = nil
+        strictOperationValidation: Bool? = nil, automationTypes: Set<AutomationType>? = nil
     ) {
         self.deviceTypes = deviceTypes
         self.includeSensitive = includeSensitive
         self.canControl = canControl
         self.sensitiveDevices = sensitiveDevices
         self.strictOperationValidation = strictOperationValidation
+        self.automationTypes = automationTypes
     }
 
     /// The device as this scope sees it: only allowed types, or nil when nothing is allowed.
@@ -69,5 +76,15 @@ public struct GrantScope: Hashable, Sendable, Codable {
         if d.types.isEmpty { return nil }
         if !d.types.contains(where: \.isPrimary) { d.types[0].isPrimary = true }
         return d
+    }
+}
+
+/// A device type and one of its traits an app may automate (GHA's `referencedAutomationTypes`).
+public struct AutomationType: Hashable, Sendable, Codable {
+    public var deviceType: DeviceTypeID
+    public var trait: TraitID
+    public init(deviceType: DeviceTypeID, trait: TraitID) {
+        self.deviceType = deviceType
+        self.trait = trait
     }
 }

@@ -373,6 +373,16 @@ public final class AccessStore: AccessControl {
     /// An app asks for access. The secret proves later that the app collecting the token is
     /// the one that asked.
     public func createAppRequest(appName: String, deviceTypes: [DeviceTypeID]) throws(HomeError) -> (AppRequest, secret: String) {
+        try createAppRequest(appName: appName, deviceTypes: deviceTypes, automationTypes: [])
+    }
+
+    /// An app asks for access and to automate some (device type, trait) pairs. They are kept
+    /// with the requested device types (`requested_types`: the plain list when there are none,
+    /// else `{"deviceTypes": […], "automationTypes": […]}`).
+    public func createAppRequest(appName: String, deviceTypes: [DeviceTypeID], automationTypes: [AutomationType]) throws(HomeError)
+        -> (AppRequest, secret: String)
+    {
+        guard automationTypes.count <= 256 else { throw .invalidArgument("an app may ask for at most 256 automation types") }
         let name = appName.trimmingCharacters(in: .whitespaces)
         guard (1...64).contains(name.count), !name.contains(where: { $0.isNewline }) else {
             throw .invalidArgument("an app name is 1 to 64 characters on one line (got \(appName.count))")
@@ -381,7 +391,12 @@ public final class AccessStore: AccessControl {
         let id = AccessSecrets.newID(prefix: "req")
         let secret = AccessSecrets.newToken(prefix: "hreq")
         let t = now()
-        let types = try Self.encodeJSON(deviceTypes)
+        let types: String
+        if automationTypes.isEmpty {
+            types = try Self.encodeJSON(deviceTypes)
+        } else {
+            types = try Self.encodeJSON(RequestedTypes(deviceTypes: deviceTypes, automationTypes: automationTypes))
+        }
         try write { db in
             let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_app_requests WHERE status = 'pending'") ?? 0
             guard pending < Self.maxPendingAppRequests else {
@@ -395,7 +410,9 @@ public final class AccessStore: AccessControl {
                 arguments: [id, name, types, AccessSecrets.sha256(secret), t.timeIntervalSince1970])
         }
         return (
-            AppRequest(id: id, appName: name, requestedDeviceTypes: deviceTypes, status: .pending, scope: nil, decidedBy: nil, createdAt: t),
+            AppRequest(
+                id: id, appName: name, requestedDeviceTypes: deviceTypes, status: .pending, scope: nil, decidedBy: nil, createdAt: t,
+                requestedAutomationTypes: automationTypes.isEmpty ? nil : automationTypes),
             secret
         )
     }
@@ -511,11 +528,12 @@ public final class AccessStore: AccessControl {
     func appRequests(where clause: String, _ arguments: StatementArguments) throws(HomeError) -> [AppRequest] {
         try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM access_app_requests WHERE \(clause) ORDER BY created_at DESC", arguments: arguments).map {
-                AppRequest(
-                    id: $0["id"], appName: $0["app_name"],
-                    requestedDeviceTypes: try JSONDecoder().decode([DeviceTypeID].self, from: Data(($0["requested_types"] as String).utf8)),
+                let requested = try RequestedTypes.decode($0["requested_types"] as String)
+                return AppRequest(
+                    id: $0["id"], appName: $0["app_name"], requestedDeviceTypes: requested.deviceTypes,
                     status: AppRequest.Status(rawValue: $0["status"]) ?? .denied, scope: try Self.decodeScope($0["scope"]),
-                    decidedBy: $0["decided_by"], createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+                    decidedBy: $0["decided_by"], createdAt: Date(timeIntervalSince1970: $0["created_at"]),
+                    requestedAutomationTypes: requested.automationTypes.isEmpty ? nil : requested.automationTypes)
             }
         }
     }
@@ -620,5 +638,18 @@ extension HearthDatabase {
     /// `extraMigrations: AccessStore.registerMigrations(in:)` so its tables exist.
     public func accessStore(passwordRounds: Int = 600_000) -> AccessStore {
         AccessStore(writer: pool, passwordRounds: passwordRounds)
+    }
+}
+
+/// What an app request asked for, as `requested_types` keeps it: a plain list of device types
+/// (requests without automation types, and every older row), or an object with both.
+struct RequestedTypes: Codable {
+    var deviceTypes: [DeviceTypeID]
+    var automationTypes: [AutomationType]
+
+    static func decode(_ text: String) throws -> RequestedTypes {
+        let data = Data(text.utf8)
+        if let list = try? JSONDecoder().decode([DeviceTypeID].self, from: data) { return RequestedTypes(deviceTypes: list, automationTypes: []) }
+        return try JSONDecoder().decode(RequestedTypes.self, from: data)
     }
 }

@@ -66,22 +66,24 @@ struct SetCommand: AsyncParsableCommand {
 
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "watch", abstract: "Watch live: devices, rooms, structures, discovered, events, or one device (--device).")
+        commandName: "watch", abstract: "Watch live: devices, rooms, structures, discovered, events, runs (automation traces), or one device (--device).")
     @OptionGroup var options: ClientOptions
-    @Argument(help: "devices, rooms, structures, discovered, users, events.") var what: String = "devices"
+    @Argument(help: "devices, rooms, structures, discovered, users, events, runs.") var what: String = "devices"
     @Option(help: "Watch one device.") var device: String?
+    @Option(help: "With 'runs': the traces of this automation only.") var automation: String?
     @Flag(help: "Print changes (added/updated/removed) instead of the whole set each time.") var changes = false
     @Option(help: "Stop after this many updates.") var count: Int?
 
     func validate() throws {
-        guard device != nil || SubscriptionQuery.Name(rawValue: what) != nil else {
-            throw ValidationError("watch devices, rooms, structures, discovered, users, deviceUpdates, deviceDeltas or events (got '\(what)')")
+        guard device != nil || what == "runs" || SubscriptionQuery.Name(rawValue: what) != nil else {
+            throw ValidationError("watch devices, rooms, structures, discovered, users, deviceUpdates, deviceDeltas, events or runs (got '\(what)')")
         }
     }
 
     /// The subscription the arguments ask for.
     var query: SubscriptionQuery {
         if let device { return .device(DeviceID(rawValue: device)) }
+        if what == "runs" { return .automationRuns(automation: automation) }
         let mode: SubscriptionMode = changes ? .stream : .batched
         switch SubscriptionQuery.Name(rawValue: what) ?? .devices {
         case .devices: return .devices(mode)
@@ -92,6 +94,7 @@ struct WatchCommand: AsyncParsableCommand {
         case .device, .deviceUpdates: return .deviceUpdates
         case .deviceDeltas: return .deviceDeltas
         case .events: return .events(device: nil, trait: nil)
+        case .automationRuns: return .automationRuns(automation: automation)
         }
     }
 
@@ -149,6 +152,10 @@ struct WatchCommand: AsyncParsableCommand {
                 c.full.map { name(.device($0)) } ?? "\(c.device) " + c.attributes.map { "\($0.trait.hex).\($0.attribute.hex)=\($0.value)" }.joined(separator: " ")
             }.joined(separator: ", ")
         case .event(_, let e): return "\(e.device) \(e.name ?? e.event.hex) \(e.fields)"
+        case .run(_, let run, let missed):
+            let u = WireRunUpdate(run: run, missed: missed)
+            let reason = run["reason"]?.stringValue.map { ": \($0)" } ?? ""
+            return (missed > 0 ? "(\(missed) update(s) missed) " : "") + "\(u.automation ?? "?") \(u.id ?? "?") \(u.outcome ?? "?")\(reason)"
         default: return m.kind.rawValue
         }
     }

@@ -24,7 +24,10 @@ struct GrantsCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         func run() async throws {
             let requests = try await options.home().appRequests(pendingOnly: true)
-            try options.output(requests, columns: ["REQUEST", "APP", "ASKS FOR"]) { [$0.id, $0.appName, GrantsCommand.types($0.requestedDeviceTypes.isEmpty ? nil : $0.requestedDeviceTypes)] }
+            try options.output(requests, columns: ["REQUEST", "APP", "ASKS FOR", "WANTS TO AUTOMATE"]) {
+                [$0.id, $0.appName, GrantsCommand.types($0.requestedDeviceTypes.isEmpty ? nil : $0.requestedDeviceTypes),
+                 ($0.requestedAutomationTypes ?? []).map { "\($0.deviceType.hex):\($0.trait.hex)" }.joined(separator: ", ")]
+            }
         }
     }
     struct Changes: AsyncParsableCommand {
@@ -50,6 +53,8 @@ struct GrantsCommand: AsyncParsableCommand {
         @Option(name: .customLong("sensitive-device"), help: "One sensitive device to show the app (ID, e.g. mqtt:front-door-lock); repeat.")
         var sensitiveDevices: [String] = []
         @Flag(help: "Read and observe only, no commands.") var readOnly = false
+        @Option(name: .customLong("automate"), help: "A device type and trait the app may automate (OnOffLight:OnOff); repeat. Default: what it asked for.")
+        var automate: [String] = []
         func run() async throws {
             if request.hasPrefix("chg-") {
                 // A change keeps what is not given from the grant as it is now.
@@ -61,7 +66,8 @@ struct GrantsCommand: AsyncParsableCommand {
             }
             let r = try await options.home().approve(
                 request: request, deviceTypes: deviceTypes.isEmpty ? nil : deviceTypes.map(IDRef.parse), includeSensitive: includeSensitive,
-                canControl: !readOnly, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) })
+                canControl: !readOnly, sensitiveDevices: sensitiveDevices.isEmpty ? nil : sensitiveDevices.map { DeviceID(rawValue: $0) },
+                automationTypes: automate.isEmpty ? nil : automate.map(GrantsCommand.automationType))
             try options.output(r, "Approved '\(r.appName)' (\(r.id)); the app collects its token now.")
         }
     }
@@ -109,5 +115,14 @@ struct GrantsCommand: AsyncParsableCommand {
     static func types(_ ids: [DeviceTypeID]?) -> String {
         guard let ids else { return "all" }
         return ids.map { Catalog.standard.deviceType($0)?.name ?? $0.hex }.joined(separator: ", ")
+    }
+}
+
+extension GrantsCommand {
+    /// `OnOffLight:OnOff` → the pair (names or 0x… IDs).
+    static func automationType(_ text: String) throws -> WireAutomationTypeRef {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { throw ValidationError("--automate takes DEVICETYPE:TRAIT (got '\(text)')") }
+        return WireAutomationTypeRef(deviceType: .parse(parts[0]), trait: .parse(parts[1]))
     }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import HearthAPI
+import HearthClient
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -88,9 +90,42 @@ struct HAPHandOver: HandOverCommand {
     var arguments: [String] = []
 }
 
-struct ReloadHandOver: HandOverCommand {
+/// `hearth reload`: asks the running hearthd to re-read hearth.yaml's scenes and automations
+/// (`POST /automations/reload`, an admin's session) and prints what it did — loaded, refused
+/// with file, line and key, pending. Without a session (or with `--signal`) it runs
+/// `hearthd reload`, which signals the daemon (SIGHUP); the outcome is then only in its log.
+struct ReloadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "reload", abstract: "Re-read hearth.yaml's scenes and automations in the running hearthd: runs 'hearthd reload'.")
-    @Argument(parsing: .captureForPassthrough, help: "Passed to 'hearthd reload' (see 'hearthd reload --help').")
-    var arguments: [String] = []
+        commandName: "reload", abstract: "Re-read hearth.yaml's scenes and automations in the running hearthd and print the outcome.")
+    @OptionGroup var options: ClientOptions
+    @Flag(help: "Signal hearthd (SIGHUP through 'hearthd reload') instead of asking over the API; needs no session.")
+    var signal = false
+    @Option(help: "With --signal: the configuration file ('hearthd reload --config').")
+    var config: String?
+
+    func run() async throws {
+        let signedIn = (try? options.store.load()) != nil
+        if signal || !signedIn {
+            guard let hearthd = HandOver.findHearthd() else {
+                throw CLIError("'hearth reload' without a session runs 'hearthd reload', but no hearthd was found beside \(HandOver.executableDirectory) or on PATH")
+            }
+            try HandOver.exec(hearthd, [hearthd, "reload"] + (config.map { ["--config", $0] } ?? []))
+        }
+        let outcome: WireReloadOutcome = try await options.home().connection.send("POST", "automations/reload")
+        try options.output(outcome, Self.describe(outcome))
+        if !outcome.refused.isEmpty { throw ExitCode(1) }
+    }
+
+    static func describe(_ o: WireReloadOutcome) -> String {
+        var lines: [String] = []
+        if o.applied {
+            lines.append("reloaded \(o.scenes) scene(s) and \(o.automations) automation(s)")
+        } else {
+            lines.append("reload refused; the running scenes and automations are kept:")
+        }
+        for p in o.refused { lines.append("  refused: \(p.text)") }
+        for p in o.pending { lines.append("  pending: \(p.text)") }
+        for p in o.warnings { lines.append("  warning: \(p.text)") }
+        return lines.joined(separator: "\n")
+    }
 }

@@ -16,6 +16,8 @@ enum AutomationSetup {
         let engine: AutomationEngine
         let errors: [String]
         let warnings: [String]
+        /// Config automations waiting for devices no plugin has reported yet (loaded once they appear).
+        let pending: [String]
     }
 
     static func make(
@@ -39,13 +41,19 @@ enum AutomationSetup {
         let engine = AutomationEngine(
             core: core, scenes: scenes, store: store, timeZone: zone, logger: Logger(label: "hearth.automations"), location: location,
             outbound: StandardOutbound(publisher: publisher))
-        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs)
+        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs, pending: config.pending)
         for (id, issues) in problems where issues.contains(where: { $0.severity == .error }) {
             errors.append("\(config.automationRefs[id] ?? file): automations: \(id): " + issues.map(\.description).joined(separator: "; "))
         }
+        // App-owned automations act with their grant as it is at each run.
+        let access = database.accessStore()
+        await engine.setGrantLookup { grant in (try? access.grants(includeRevoked: false))?.first { $0.id == grant }?.scope }
         for e in errors { logger.error("\(e) (not loaded)") }
         for w in config.warnings { logger.warning("\(w)") }
-        return Made(scenes: scenes, engine: engine, errors: errors, warnings: config.warnings)
+        let waiting = await engine.pendingConfigured
+        let pending = config.pendingNotes.filter { note in waiting.keys.contains { note.contains("(\($0)): pending") } }
+        for p in pending { logger.warning("\(p)") }
+        return Made(scenes: scenes, engine: engine, errors: errors, warnings: config.warnings, pending: pending)
     }
 }
 
@@ -73,9 +81,14 @@ struct ConfigReloadService: Service {
         }
     }
 
+    /// Lets `POST /automations/reload` run this reload too (the engine answers with its outcome).
+    func answerAPI() async {
+        await engine.setConfigReloader { await self.reload(cause: "API") }
+    }
+
     @discardableResult
-    func reload() async -> ConfigReload.Outcome {
-        logger.notice("SIGHUP: reloading scenes and automations", metadata: ["config": "\(file)"])
+    func reload(cause: String = "SIGHUP") async -> ConfigReload.Outcome {
+        logger.notice("\(cause): reloading scenes and automations", metadata: ["config": "\(file)"])
         let outcome: ConfigReload.Outcome
         do {
             let section = try HearthConfig.load(path: file).home

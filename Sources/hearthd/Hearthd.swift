@@ -134,6 +134,8 @@ struct Hearthd: AsyncParsableCommand {
         let automations = try await AutomationSetup.make(settings.home, file: config, database: database, core: core, broker: broker, logger: logger)
         if check {
             for e in automations.errors { FileHandle.standardError.write(Data("hearthd: \(e)\n".utf8)) }
+            // Pending is not an error: the devices may come from a plugin that has not run yet.
+            for p in automations.pending { FileHandle.standardError.write(Data("hearthd: \(p)\n".utf8)) }
             // Check each plugin's section as it would be checked before starting.
             var problems = 0
             for service in plan.services {
@@ -162,7 +164,10 @@ struct Hearthd: AsyncParsableCommand {
         }
         services.append(ChangeLogger(home: core.home(for: .system), logger: Logger(label: "hearth.observer")))
         services.append(AutomationService(engine: automations.engine))
-        services.append(ConfigReloadService(file: config, scenes: automations.scenes, engine: automations.engine, logger: logger))
+        let reloader = ConfigReloadService(file: config, scenes: automations.scenes, engine: automations.engine, logger: logger)
+        services.append(reloader)
+        // `POST /automations/reload` (`hearth reload`) runs the same reload and answers with its outcome.
+        await reloader.answerAPI()
         // Last-seen times move in memory on every report; saved every interval and at shutdown.
         let lastSeen = LastSeenSaver(
             core: core, database: database, interval: .seconds(settings.lastSeenInterval), clock: ContinuousClock(),

@@ -78,4 +78,60 @@ import Testing
             #expect(try await home.call("DELETE", "automations/a", token: admin).status == 204)
         }
     }
+
+    /// `POST /automations/reload` answers with what the reload did, each problem with file, line and key.
+    @Test func reload_returnsWhatWasLoadedRefusedAndPending() async throws {
+        let made = MadeAutomations()
+        try await TestHome.with(automations: { try made.make($0) }) { home in
+            let (scenes, engine) = try #require(made.pair.withLock { $0 })
+            await engine.setConfigReloader {
+                let list = try? JSONDecoder().decode(Value.self, from: Data(made.text.withLock { $0 }.utf8))
+                let lines = ["automations[0]": 3, "automations[1]": 9, "automations[1].starters[0].event.device": 11, "automations[2]": 15]
+                return await ConfigReload.apply(scenes: nil, automations: list, file: "etc/hearth.yaml", lines: lines, book: scenes, engine: engine)
+            }
+            let admin = try home.adminToken()
+            let member = try home.memberToken()
+            let good = #"{"id":"now","name":"Now","starters":[{"manual":{}}],"actions":[{"command":{"device":"test:lamp","trait":"OnOff","command":"On"}}]}"#
+            let broken = #"{"id":"broken","name":"Broken","starters":[{"event":{"device":"test:lamb","trait":"OnOff","event":"StateChange"}}],"actions":[{"command":{"device":"test:lamp","trait":"OnOff","command":"Onn"}}]}"#
+            let late = #"{"id":"late","name":"Late","starters":[{"manual":{}}],"actions":[{"command":{"device":"late:relay","trait":"OnOff","command":"On"}}]}"#
+            #expect(try await home.call("POST", "automations/reload", token: member).status == 403)
+
+            // One broken entry (a misspelt device next to a real one): nothing changes, the problem is named.
+            made.text.withLock { $0 = "[\(good),\(broken),\(late)]" }
+            let refused = try await home.call("POST", "automations/reload", token: admin)
+            #expect(refused.status == 200, "\(refused.text)")
+            #expect(refused.json["applied"] == false)
+            let problem = try #require(
+                refused.json["refused"]?.listValue?.first { $0["key"] == "automations[1].starters[0].event.device" }, "\(refused.text)")
+            #expect(problem["file"] == "etc/hearth.yaml")
+            #expect(problem["line"] == 11)
+            #expect(problem["key"] == "automations[1].starters[0].event.device")
+            #expect(problem["message"]?.stringValue?.hasPrefix("no device 'test:lamb'") == true, "\(problem)")
+            #expect(try await home.call("GET", "automations/now", token: admin).status == 404, "a refused reload loads nothing")
+
+            // A good set: loaded, with the one that waits for a device said as pending.
+            made.text.withLock { $0 = "[\(good),\(late)]" }
+            let applied = try await home.call("POST", "automations/reload", token: admin)
+            #expect(applied.json["applied"] == true, "\(applied.text)")
+            #expect(applied.json["automations"] == 1)
+            #expect(applied.json["refused"]?.listValue?.isEmpty == true)
+            let pending = try #require(applied.json["pending"]?.listValue?.first, "\(applied.text)")
+            #expect(pending["line"] == 9)
+            #expect(pending["message"]?.stringValue?.contains("waits for 'late:relay'") == true, "\(pending)")
+            #expect(try await home.call("GET", "automations/now", token: member).json["source"] == "config")
+        }
+    }
+}
+
+/// The scene book and engine a test home was made with (for calls the API does not offer), and
+/// a text a test's reloader reads.
+final class MadeAutomations: Sendable {
+    let pair = Mutex<(SceneBook, AutomationEngine)?>(nil)
+    let text = Mutex<String>("[]")
+
+    func make(_ core: HomeCore) throws -> (SceneBook, AutomationEngine) {
+        let made = try AutomationRoutesTests.make(core)
+        pair.withLock { $0 = made }
+        return made
+    }
 }

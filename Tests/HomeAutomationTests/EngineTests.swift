@@ -374,4 +374,42 @@ import Testing
         await e.waitForTraces { $0["morning"]?.last?.outcome == .completed }
         #expect(h.lampOn == true)
     }
+
+    /// The dispatch index is kept per automation: replacing or deleting one takes out only its
+    /// own starters (the others on the same attribute still fire; a moved starter leaves its old key).
+    @Test func replacingAndDeleting_changeOnlyThatAutomationsStarters() async throws {
+        let h = TestHome()
+        let (e, task) = engine(h)
+        defer { task.cancel() }
+        func cold(_ n: Int) throws -> Automation {
+            try .json("""
+                {"id": "t\(n)", "name": "T\(n)",
+                 "starters": [{"attribute": {"device": "p:thermo", "trait": "TemperatureMeasurement", "attribute": "MeasuredValue", "below": 200}}],
+                 "actions": [{"log": "cold"}]}
+                """)
+        }
+        for n in 0..<3 { try await e.save(cold(n), as: admin) }
+        await e.start()
+        try await e.save(
+            .json("""
+                {"id": "t1", "name": "T1",
+                 "starters": [{"attribute": {"device": "p:lamp", "trait": "OnOff", "attribute": "OnOff", "to": true}}],
+                 "actions": [{"log": "lamp"}]}
+                """), ifRevision: 1, as: admin)
+        try await e.delete("t2", as: admin)
+        h.temperature(150)
+        await e.waitForVersion(h.core.state.version)
+        #expect(await runs(e, "t0").count == 1)
+        #expect(await runs(e, "t1").isEmpty, "t1's old thermometer starter is gone")
+        #expect(await runs(e, "t2").isEmpty)
+        h.report("lamp", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, true)
+        await e.waitForVersion(h.core.state.version)
+        #expect(await runs(e, "t1").first?.cause.new == .bool(true), "t1 watches the lamp now")
+        // Saving t0 again (same starter) keeps exactly one entry for it: one run per crossing.
+        try await e.save(cold(0), as: admin)
+        h.temperature(250)
+        h.temperature(150)
+        await e.waitForVersion(h.core.state.version)
+        #expect(await runs(e, "t0").count == 2)
+    }
 }

@@ -69,6 +69,10 @@ struct AutomationRoutes {
             let definition = try await Self.body(request, limit: limit)
             return APIResponse.json(WireAutomationIssues(issues: try await automations.problems(in: definition).map(WireAutomationIssue.init)))
         }
+        routes.post("automations/reload") { _, context in
+            let (automations, principal) = try server.automationControl(context)
+            return APIResponse.json(WireReloadOutcome(try await Self.run { try await automations.reloadConfiguration(as: principal) }))
+        }
         routes.post("automations") { request, context in
             let (automations, principal) = try server.automationControl(context)
             let definition = try await Self.body(request, limit: limit)
@@ -108,6 +112,13 @@ struct AutomationRoutes {
             let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
             return APIResponse.json(try Self.document(try await Self.run { try await automations.runTraces(of: id, as: principal) }))
+        }
+        routes.get("candidates") { request, context in
+            let (automations, principal) = try server.automationControl(context)
+            guard let device = request.uri.queryParameters.get("device") else {
+                throw APIError(.invalidArgument("give the device: /candidates?device=ID"), status: .badRequest)
+            }
+            return APIResponse.json(try Self.document(try await Self.run { try await automations.candidates(for: device, as: principal) }))
         }
         routes.get("runs/:id") { _, context in
             let (automations, principal) = try server.automationControl(context)
@@ -182,13 +193,22 @@ extension WireAutomationIssue {
     }
 }
 
+extension WireReloadOutcome {
+    init(_ r: ConfigReloadReport) {
+        func wire(_ p: ConfigProblem) -> Problem { Problem(file: p.file, line: p.line, key: p.key, message: p.message, text: p.text) }
+        self.init(
+            applied: r.applied, scenes: r.scenes, automations: r.automations, refused: r.refused.map(wire), warnings: r.warnings.map(wire),
+            pending: r.pending.map(wire))
+    }
+}
+
 extension WireAutomation {
     init(_ e: AutomationEntry) throws {
         self.init(
             // A state the wire does not know yet reads as suspended: it does not run.
             automation: try AutomationRoutes.document(e.definition), state: WireAutomationState(rawValue: e.state) ?? .suspended,
             suspendedReason: e.suspendedReason, revision: e.revision, executionCount: e.executionCount, source: e.source,
-            configRef: e.configRef, issues: e.problems.map(WireAutomationIssue.init))
+            configRef: e.configRef, issues: e.problems.map(WireAutomationIssue.init), owner: e.owner)
     }
 }
 

@@ -28,7 +28,8 @@ struct GrantRoutes {
             let body = try await request.decodeStrict(AppAccessRequest.self, limit: limit)
             server.appRequestLimiter.recordFailure(key)
             let types = try (body.deviceTypes ?? []).map { ref throws(HomeError) in try catalog.resolveDeviceType(ref) }
-            let (r, secret) = try server.access.createAppRequest(appName: body.name, deviceTypes: types)
+            let automate = try (body.automationTypes ?? []).map { ref throws(HomeError) in try catalog.resolveAutomationType(ref) }
+            let (r, secret) = try server.access.createAppRequest(appName: body.name, deviceTypes: types, automationTypes: automate)
             server.logger.notice("an app asks for access", metadata: ["app": "\(r.appName)", "request": "\(r.id)"])
             return APIResponse.json(r.wire(secret: secret), status: .created)
         }
@@ -74,9 +75,13 @@ struct GrantRoutes {
             } else {
                 types = current.requestedDeviceTypes.isEmpty ? nil : Set(current.requestedDeviceTypes)
             }
+            // Automation types: the admin's choice, else what the app asked for.
+            let automate: Set<AutomationType>? = try body.automationTypes.map { refs throws(HomeError) in
+                Set(try refs.map { ref throws(HomeError) in try catalog.resolveAutomationType(ref) })
+            } ?? current.requestedAutomationTypes.map(Set.init)
             let scope = GrantScope(
                 deviceTypes: types, includeSensitive: body.includeSensitive ?? false, canControl: body.canControl ?? true,
-                sensitiveDevices: body.sensitiveDevices.map(Set.init))
+                sensitiveDevices: body.sensitiveDevices.map(Set.init), automationTypes: automate)
             let r = try server.access.approve(requestID: id, scope: scope, by: admin.principal.id)
             server.consent.notify(id)
             server.logger.notice("app request approved", metadata: ["app": "\(r.appName)", "request": "\(id)", "by": "\(admin.principal.id)"])
@@ -107,6 +112,9 @@ struct GrantRoutes {
             if let v = body.includeSensitive { scope.includeSensitive = v }
             if let v = body.canControl { scope.canControl = v }
             if let v = body.sensitiveDevices { scope.sensitiveDevices = Set(v) }
+            if let refs = body.automationTypes {
+                scope.automationTypes = Set(try refs.map { ref throws(HomeError) in try catalog.resolveAutomationType(ref) })
+            }
             try server.updateGrant(id, scope: scope)
             server.logger.notice("grant changed", metadata: ["grant": "\(id)", "by": "\(admin.principal.id)"])
             guard let updated = try server.access.grants(includeRevoked: false).first(where: { $0.id == id }) else {

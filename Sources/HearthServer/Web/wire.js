@@ -6,7 +6,7 @@
 export const MSG = Object.freeze({
   subscribed: "subscribed", unsubscribed: "unsubscribed", pong: "pong", snapshot: "snapshot", added: "added",
   updated: "updated", removed: "removed", device: "device", changed: "changed", delta: "delta", event: "event",
-  end: "end", error: "error", closing: "closing", grantUpdated: "grantUpdated",
+  end: "end", error: "error", closing: "closing", grantUpdated: "grantUpdated", run: "run",
 });
 
 /// Message types a client sends (WSClientMessage.Kind).
@@ -16,6 +16,7 @@ export const SEND = Object.freeze({ subscribe: "subscribe", unsubscribe: "unsubs
 export const QUERY = Object.freeze({
   devices: "devices", discovered: "discovered", rooms: "rooms", structures: "structures", device: "device",
   deviceUpdates: "deviceUpdates", deviceDeltas: "deviceDeltas", events: "events", users: "users",
+  automationRuns: "automationRuns",
 });
 
 /// How a set subscription delivers changes (SubscriptionMode).
