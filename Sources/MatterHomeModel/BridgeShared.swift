@@ -26,6 +26,7 @@ final class BridgeShared: Sendable {
     struct State {
         var policy = ExposurePolicy.default
         var devices: [DeviceID: DeviceSnapshot] = [:]
+        /// The room names last seen (to tell which devices' Fixed Label a rename changes).
         var rooms: [RoomID: String] = [:]
         var actions: AsyncStream<PendingAction>.Continuation?
     }
@@ -33,16 +34,19 @@ final class BridgeShared: Sendable {
     let state = Mutex(State())
     let catalog: Catalog
     let logger: Logger
+    /// A room's name now (the core's state; the room list the session follows may lag).
+    let roomNamed: @Sendable (RoomID) -> String?
 
-    init(catalog: Catalog, logger: Logger) {
+    init(catalog: Catalog, logger: Logger, roomNamed: @escaping @Sendable (RoomID) -> String?) {
         self.catalog = catalog
         self.logger = logger
+        self.roomNamed = roomNamed
     }
 
     func device(_ id: DeviceID) -> DeviceSnapshot? { state.withLock { $0.devices[id] } }
 
     func roomName(of id: DeviceID) -> String? {
-        state.withLock { s in s.devices[id]?.roomID.flatMap { s.rooms[$0] } }
+        state.withLock { $0.devices[id]?.roomID }.flatMap(roomNamed)
     }
 
     // MARK: Values

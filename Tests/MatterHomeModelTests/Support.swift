@@ -183,9 +183,9 @@ final class BridgeWorld: @unchecked Sendable {
     func single<M: InteractionMessage>(_ effects: [InteractionEffect], _: M.Type) throws -> M {
         let payloads: [(InteractionOpcode, [UInt8])] = effects.compactMap {
             switch $0 {
-            case .send(_, let op, let p): (op, p)
-            case .sendOnNewExchange(_, _, let op, let p): (op, p)
-            case .close: nil
+            case .send(_, let op, let p): return (op, p)
+            case .sendOnNewExchange(_, _, let op, let p): return (op, p)
+            case .close: return nil
             }
         }
         try #require(payloads.count == 1 && payloads[0].0 == M.opcode, "expected one \(M.opcode), got \(payloads.map(\.0))")
