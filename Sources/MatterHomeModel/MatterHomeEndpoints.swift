@@ -74,7 +74,7 @@ public final class MatterHomeEndpoints: Sendable {
         self.firstEndpoint = max(firstEndpoint, aggregator &+ 1)
         self.dataChanged = dataChanged
         self.logger = logger
-        shared = BridgeShared(catalog: core.catalog, logger: logger, roomNamed: { [core] in core.state.rooms[$0]?.name })
+        shared = BridgeShared(catalog: core.catalog, logger: logger, roomNamed: { [core] id in core.state.rooms.first { $0.key == id }?.value.name })
     }
 
     /// Where a device's clusters are, nil when it is not exposed (or not placed yet).

@@ -146,7 +146,7 @@ import Testing
         let command = try #require(w.hardware.commands.first)
         #expect(command.localID == "relay" && command.command == OnOffTrait.Command.toggle && command.origin == "exposure:matter")
         // The device's report comes back: the cluster is marked and the server woken.
-        #expect(await w.wait { w.changes.value > changesBefore && w.core.state.devices[w.id("relay")]?.primaryType?.traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == .bool(true) })
+        #expect(await w.wait { w.changes.value > changesBefore && (try? w.admin.currentDevice(id: w.id("relay")))?.snapshot.primaryType?.traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == .bool(true) })
         #expect(await w.wait { (try? w.value(relay, onOff, 0)) == TLVElement(.bool(true)) })
         let effects = w.engine.dataChanged(now: w.now)
         let reports = effects.compactMap { e -> ReportDataMessage? in

@@ -88,7 +88,7 @@ final class RelayHardware: CommandHandler {
         default: on = !(state.withLock { $0[command.localID] } ?? false)
         }
         state.withLock { $0[command.localID] = on }
-        context.report(command.localID, OnOffTrait.identifier, OnOffTrait.Attribute.onOff, on)
+        context.report(command.localID, OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(on))
         return .null
     }
 
@@ -233,7 +233,7 @@ final class BridgeWorld: @unchecked Sendable {
         let path = CommandPath(endpoint: endpoint, cluster: cluster, command: command)
         let response = try single(try send(InvokeRequestMessage(invokeRequests: [CommandData(path: path, fields: .structure(fields))]), on: exchange()),
                                   InvokeResponseMessage.self)
-        guard case .status(let s)? = response.invokeResponses?.first else { return nil }
+        guard case .status(let s)? = response.invokeResponses.first else { return nil }
         return s.status.status
     }
 }
