@@ -413,6 +413,15 @@ let package = Package(
             name: "HAPBridgeTests",
             dependencies: ["HAPBridge", "HAP", "HomeCore", pluginKit, .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: settings),
+        // The home's exposed devices as bridged endpoints of a Matter node (issue 21, part B).
+        .target(
+            name: "MatterHomeModel",
+            dependencies: ["HomeCore", "HomeStorage", "MatterInteraction", "MatterTLV", pluginKit, logging],
+            swiftSettings: settings),
+        .testTarget(
+            name: "MatterHomeModelTests",
+            dependencies: ["MatterHomeModel", "MatterInteraction", "MatterMessaging", "MatterTLV", "HomeCore", "HomeStorage", pluginKit],
+            swiftSettings: settings),
         .testTarget(
             name: "HAPTests",
             dependencies: ["HAP", logging, .product(name: "Crypto", package: "swift-crypto"), .product(name: "BigInt", package: "BigInt")],
