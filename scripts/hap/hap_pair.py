@@ -38,13 +38,16 @@ async def main(argv):
             pairing = controller.load_pairing("web-test", json.load(f))
     try:
         accessories = await asyncio.wait_for(pairing.list_accessories_and_characteristics(), 120)
+        print(f"{mode}: {len(accessories)} accessories", flush=True)
+        result = 0
     except HomeKitException as e:
         print(f"refused: {type(e).__name__}: {e}", flush=True)
-        return 3
-    finally:
+        result = 3
+    try:
         await pairing.close()
-    print(f"{mode}: {len(accessories)} accessories", flush=True)
-    return 0
+    except HomeKitException:
+        pass  # closing re-raises the refused connection's error
+    return result
 
 
 if __name__ == "__main__":
