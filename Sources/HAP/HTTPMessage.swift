@@ -15,7 +15,8 @@ public struct HTTPRequest: Sendable, Hashable {
         guard let q = target.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }
         var out: [String: String] = [:]
         for pair in q.split(separator: "&") {
-            let kv = pair.split(separator: "=", maxSplits: 1)
+            // Empty pieces kept: "=" alone is an empty key (omitting them left nothing to index).
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = String(kv[0]).removingPercentEncoding ?? String(kv[0])
             out[key] = kv.count > 1 ? (String(kv[1]).removingPercentEncoding ?? String(kv[1])) : ""
         }

@@ -6,7 +6,8 @@ loopback ports in a temporary folder, then drives the page: first-start setup, t
 a relay toggled from the page and its state read back from the simulated chip, a button press
 seen in the events feed, an MQTT device commissioned after the naming rules refused a first
 name, the exposure view (what leaves the house through MQTT export) edited and reset with the
-broker's retained discovery configs following, and a member refused a layout change. Saves screenshots to .build/web-screenshots/ (or
+broker's retained discovery configs following, the HomeKit bridge paired by aiohomekit and
+unpaired from the page, and a member refused a layout change. Saves screenshots to .build/web-screenshots/ (or
 $HEARTH_SCREENSHOTS, e.g. docs/screenshots to regenerate the committed ones: scripts/update-screenshots).
 
 Run through scripts/test-web (it builds first and skips when Chromium is missing).
@@ -23,6 +24,8 @@ from selenium.webdriver.support import expected_conditions as EC
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("HEARTH_BUILD", os.path.join(ROOT, ".build", "debug"))
 SHOTS = os.environ.get("HEARTH_SCREENSHOTS") or os.path.join(ROOT, ".build", "web-screenshots")
+HAP_PYTHON = os.environ.get("HEARTH_HAP_PYTHON", os.path.join(ROOT, ".build", "hap-controller-venv", "bin", "python"))
+HAP_PAIR = os.path.join(ROOT, "scripts", "hap", "hap_pair.py")
 WAIT = 20  # seconds a condition may take to become true (a bound, not a sleep)
 
 
@@ -405,6 +408,38 @@ def main():
             print("note: zbarimg is missing (scripts/setup installs zbar-tools); the QR code was not read back")
         assert not driver.find_element(By.CSS_SELECTOR, '#hap-body [data-bridge="1"] button.unpair').is_enabled()
         shot("hap.png")
+
+        # 7b'. Paired by the real HAP controller (aiohomekit, by direct IP), then unpaired from the
+        #      page: the pairing is gone from the page and the API, and the controller's next
+        #      pair-verify is refused by the bridge.
+        if os.path.exists(HAP_PYTHON):
+            pairing_file = os.path.join(h.dir, "hap-pairing.json")
+            bridge = hap["bridges"][0]
+            r = subprocess.run([HAP_PYTHON, HAP_PAIR, "pair", str(bridge["port"]), bridge["pairingID"], bridge["setupCode"], pairing_file],
+                               capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, f"aiohomekit could not pair: {r.stdout} {r.stderr}"
+            controller_id = json.load(open(pairing_file))["iOSPairingId"]
+            assert [p["identifier"] for p in http(h.base, "GET", "/hap", token=token)["bridges"][0]["pairings"]] == [controller_id]
+            driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+            driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="exposure"]').click()
+            text_in('#hap-body [data-bridge="1"] ul', controller_id)
+            unpair = css('#hap-body [data-bridge="1"] button.unpair')
+            assert unpair.is_enabled()
+            shot("hap-paired.png")
+            unpair.click()
+            wait.until(EC.alert_is_present())
+            driver.switch_to.alert.accept()
+            text_in("#toast", "unpaired")
+            text_in('#hap-body [data-bridge="1"]', "Not paired")
+            assert not driver.find_element(By.CSS_SELECTOR, '#hap-body [data-bridge="1"] button.unpair').is_enabled()
+            assert http(h.base, "GET", "/hap", token=token)["bridges"][0]["pairings"] == []
+            r = subprocess.run([HAP_PYTHON, HAP_PAIR, "verify", str(bridge["port"]), bridge["pairingID"], pairing_file],
+                               capture_output=True, text=True, timeout=300)
+            assert r.returncode == 3, f"pair-verify after unpairing was not refused: {r.returncode} {r.stdout} {r.stderr}"
+            assert "HAP pair-verify refused" in open(os.path.join(h.dir, "hearthd.log")).read()
+            print(f"ok: paired by aiohomekit, unpaired from the page; the pairing is gone and the controller is refused ({r.stdout.strip()})")
+        else:
+            print(f"note: {HAP_PYTHON} is missing (scripts/hap/ensure-venv makes it); the unpairing was not exercised")
 
         # 7c. An app with a grant asks to change it (presentPermissionsUpdate); the access view
         #     shows the pending change and approves it; the app's grant follows.

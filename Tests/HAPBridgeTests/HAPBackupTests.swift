@@ -1,0 +1,58 @@
+import Foundation
+import HAP
+@testable import HAPBridge
+import Testing
+
+/// `hearthd backup` then `hearthd restore` into a fresh database (another folder, nothing there
+/// before, as on a new SD card): the iPhones stay paired and every accessory keeps its aid/iid.
+@Suite struct HAPBackupTests {
+    @Test func restoreIntoAFreshDatabase_keepsPairingsAidsIIDsAndPlacement() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hap-backup-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for d in ["old", "saved", "new"] { try FileManager.default.createDirectory(atPath: root + "/" + d, withIntermediateDirectories: true) }
+        let oldDB = root + "/old/hearth.sqlite"
+        let newDB = root + "/new/hearth.sqlite"
+
+        // The running house: two bridges, paired phones, aids/iids, placement and c#.
+        let first = try HAPStateStore(path: HAPStateStore.defaultPath(database: oldDB))
+        let identity = try first.identity(setupCode: "031-45-154")
+        try first.savePairing(Pairing(identifier: "iphone", publicKey: [UInt8](repeating: 1, count: 32), isAdmin: true))
+        try first.savePairing(Pairing(identifier: "ipad", publicKey: [UInt8](repeating: 2, count: 32), isAdmin: false))
+        let aids = try first.aids(for: ["gpio:front-door", "gpio:pump", "mqtt:lamp"])
+        try first.saveIIDs(aid: aids["gpio:pump"]!, ["info": 1, "switch": 8, "switch.on": 9])
+        try first.saveBridgeAssignments(["gpio:front-door": 0, "gpio:pump": 0, "mqtt:lamp": 0, "mqtt:far": 1])
+        let configNumber = try first.configurationNumber(accessorySet: "layout-1")
+        let second = try HAPStateStore(path: HAPStateStore.path(bridge: 1, first: HAPStateStore.defaultPath(database: oldDB)))
+        let identity2 = try second.identity()
+        try second.savePairing(Pairing(identifier: "iphone", publicKey: [UInt8](repeating: 1, count: 32), isAdmin: true))
+        let aids2 = try second.aids(for: ["mqtt:far"])
+
+        let saved = try #require(try HAPBackup.save(database: oldDB, output: root + "/saved/backup.json"))
+        #expect(try FileManager.default.attributesOfItem(atPath: saved)[.posixPermissions] as? Int == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: HAPStateStore.defaultPath(database: newDB)))
+
+        let restored = try #require(try HAPBackup.restore(database: newDB, input: root + "/saved/backup.json"))
+        #expect(restored == saved)
+        let statePath = HAPStateStore.defaultPath(database: newDB)
+        #expect(statePath == root + "/new/hap.sqlite")
+        #expect(try FileManager.default.attributesOfItem(atPath: statePath)[.posixPermissions] as? Int == 0o600)
+        let back = try HAPStateStore(path: statePath)
+        let backID = try back.identity()
+        // The same accessory identity: the iPhone's pair-verify checks this key and pairing ID.
+        #expect(backID.pairingID == identity.pairingID && backID.signingKeyBytes == identity.signingKeyBytes && backID.setupCode == "031-45-154")
+        #expect(try back.loadPairings().map(\.identifier).sorted() == ["ipad", "iphone"])
+        #expect(try back.loadPairings().first { $0.identifier == "iphone" }?.isAdmin == true)
+        // The same aids (in any order, plus a new device getting a new one) and iids.
+        let backAids = try back.aids(for: ["mqtt:lamp", "gpio:pump", "gpio:front-door", "mqtt:new"])
+        #expect(backAids.filter { $0.key != "mqtt:new" } == aids)
+        #expect(!aids.values.contains(backAids["mqtt:new"]!))
+        #expect(try back.iids(aid: aids["gpio:pump"]!) == ["info": 1, "switch": 8, "switch.on": 9])
+        #expect(try back.bridgeAssignments() == ["gpio:front-door": 0, "gpio:pump": 0, "mqtt:lamp": 0, "mqtt:far": 1])
+        #expect(try back.configurationNumber(accessorySet: "layout-1") == configNumber)
+        // The second bridge's state came along beside it.
+        let back2 = try HAPStateStore(path: root + "/new/hap-2.sqlite")
+        #expect(try back2.identity().pairingID == identity2.pairingID)
+        #expect(try back2.aids(for: ["mqtt:far"]) == aids2)
+        #expect(try back2.loadPairings().map(\.identifier) == ["iphone"])
+    }
+}
