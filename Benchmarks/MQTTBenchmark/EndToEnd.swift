@@ -280,7 +280,8 @@ enum EndToEnd {
                 }
             default: break
             }
-            if any { firstMessage.withLock { $0 = true } }
+            // The first message (every device, values maybe not reported yet) marks the feed live.
+            if any || object["type"] as? String == "changed" || object["type"] as? String == "delta" { firstMessage.withLock { $0 = true } }
         }
 
         /// Temperature Measurement (0x0402) MeasuredValue (0) of a whole device.

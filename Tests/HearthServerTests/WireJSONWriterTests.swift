@@ -1,6 +1,7 @@
 import Foundation
 import HearthAPI
 import HomeModel
+import TestSupport
 import Testing
 
 @testable import HearthServer
@@ -9,17 +10,8 @@ import Testing
 /// types: over random devices and random changes, what it writes decodes to exactly what the
 /// encoder's text decodes to.
 @Suite struct WireJSONWriterTests {
-    /// A small seeded generator (SplitMix64), so a failure repeats.
-    struct Rng: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    /// Seeded (TestSupport's SplitMix64), so a failure repeats.
+    typealias Rng = SplitMix
 
     static let texts = ["", "Lamp", #"Desk "Lamp" \ 1/2"#, "tab\tnew\nline\u{1}\u{1F}", "Küche 🔥", "</script>", "a\u{7F}b", "\u{8}\u{C}\r"]
 
@@ -93,7 +85,7 @@ import Testing
     }
 
     @Test func a_device_decodes_as_the_encoder_writes_it() throws {
-        var r = Rng(state: 22)
+        var r = Rng(seed: 22)
         for _ in 0..<2_000 {
             let d = Self.device(&r)
             var w = WireJSONWriter()
@@ -125,7 +117,7 @@ import Testing
     /// The `delta` message made from two snapshots decodes to the message the Codable types
     /// give for ``DeviceDelta/between(_:_:)`` on the same devices.
     @Test func a_delta_decodes_as_DeviceDelta_between_gives_it() throws {
-        var r = Rng(state: 2222)
+        var r = Rng(seed: 2222)
         let text = WebSocketText(devices: DeviceTextCache(catalog: .standard))
         for round in 0..<2_000 {
             let old = Self.device(&r)
@@ -153,7 +145,7 @@ import Testing
 
     @Test func the_first_delta_carries_whole_devices() throws {
         let text = WebSocketText(devices: DeviceTextCache(catalog: .standard))
-        var r = Rng(state: 7)
+        var r = Rng(seed: 7)
         let devices = (0..<3).map { _ in Self.device(&r) }
         let message = try Self.decode(WSServerMessage.self, text.delta(id: "a/\"b\"", version: 9, devices.map { ($0, nil) }))
         let wanted = WSServerMessage.delta(
