@@ -394,7 +394,7 @@ enum EndToEnd {
                 pad(name, 22), pad(f(x.plainRate), 13), pad(f(x.hearthRate), 14), pad(f(x.hearthRate / x.plainRate * 100, 1) + " %", 14),
                 pad("\(Int(x.reportsCounted))/\(x.sent)", 18), pad("\(x.observerMessages) (\(x.observerBytes / 1024))", 22),
                 pad("\(f(x.plainP50))/\(f(x.plainP99))", 19), pad("\(f(x.hearthP50))/\(f(x.hearthP99))", 20),
-                pad("+" + f(x.hearthP99 - x.plainP99), 10), pad("\(x.pacedSeen)/\(x.pacedSent)", 14),
+                pad(String(format: "%+.0f", x.hearthP99 - x.plainP99), 10), pad("\(x.pacedSeen)/\(x.pacedSent)", 14),
                 pad(f(x.plainCPUPer10k, 3), 17), pad(f(x.hearthCPUPer10k, 3), 14), f(x.hearthFloodCPUPer10k, 3),
             ]
             print(row.joined())
