@@ -59,7 +59,7 @@ import Testing
         for i in 0..<120 { batcher.add([Self.report(i)], more: true) }
         #expect(host.calls.withLock { $0.map(\.count) } == [50, 50], "at most `limit` reports wait")
         // The rest waits for more input that never comes: the late hand-over takes it.
-        try await within(10, "the late hand-over") { () async -> Bool in
+        _ = try await within(10, "the late hand-over") { () async -> Bool in
             while host.reports.count < 120 { try? await Task.sleep(for: .milliseconds(1)) }
             return true
         }
@@ -96,7 +96,7 @@ import Testing
                 "homeassistant/sensor/flood/t\(s)/config",
                 #"{"stat_t": "flood/t/\#(s)", "val_tpl": "{{ value_json.t }}", "dev_cla": "temperature", "unit_of_meas": "°C", "uniq_id": "flood-t\#(s)"}"#)
         }
-        try await within(30, "every sensor's state topic subscribed") { () async -> Bool in
+        _ = try await within(30, "every sensor's state topic subscribed") { () async -> Bool in
             while (0..<sensors).contains(where: { !plugin.acknowledgedSubscriptions.contains("flood/t/\($0)") }) {
                 try? await Task.sleep(for: .milliseconds(5))
             }
@@ -117,7 +117,7 @@ import Testing
         }
         let last = Int64(messages / sensors - 1)
         let system = core.home(for: .system)
-        try await within(60, "every sensor's last value in the core") { () async -> Bool in
+        _ = try await within(60, "every sensor's last value in the core") { () async -> Bool in
             while (0..<sensors).contains(where: { s in
                 (try? system.currentDevice(id: DeviceID(plugin: "mqtt", local: "flood-t\(s)")))?.types
                     .current(TemperatureSensorDeviceType.self)?.matterTraits.temperatureMeasurementTrait?.attributes.measuredValue.map(Int64.init) != last
