@@ -1,6 +1,7 @@
 import DriverAPI
 import Foundation
 import HearthAPI
+import HomeCore
 import HomeModel
 import Testing
 
