@@ -356,7 +356,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthClient", "HearthAPI", "HAPBridge", "HomeStorage", "HomeCore", "HomeAutomation", "HomeCombine", pluginKit, driverTesting, grdb, logging,
+                "HearthServer", "HearthClient", "HearthAPI", "HAPBridge", "HomeStorage", "HomeCore", "HomeAutomation", "HomeCombine", "TestSupport", pluginKit, driverTesting, grdb, logging,
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

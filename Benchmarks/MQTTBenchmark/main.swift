@@ -2,6 +2,7 @@
 // side by side with a plain libmosquitto subscriber on the same broker (the ceiling).
 //
 //   swift run -c release mqtt-benchmark [messages] [latency-samples]
+//   mqtt-benchmark e2e --hearthd NAME=PATH[@QUERY] …   (through a real hearthd; EndToEnd.swift)
 //
 // Starts its own mosquitto on a free 127.0.0.1 port. Prints figures; asserts nothing.
 import DriverAPI
@@ -15,6 +16,12 @@ import Synchronization
 #if canImport(Glibc)
     import Glibc
 #endif
+
+if CommandLine.arguments.dropFirst().first == "e2e" {
+    // MQTT → hearthd → WebSocket observer against a plain subscriber (EndToEnd.swift).
+    try await EndToEnd.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let messageCount = arguments.first ?? 100_000

@@ -253,6 +253,16 @@ public final class MQTTConnection: @unchecked Sendable {
         finished.wait()
     }
 
+    /// Whether input is already waiting on the socket (more messages read back to back): asked
+    /// from a handler, on the network thread, to gather work for one hand-over. False when
+    /// not connected.
+    public var hasPendingInput: Bool {
+        let fd = mosquitto_socket(handle)
+        guard fd >= 0 else { return false }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0 && p.revents & Int16(POLLIN) != 0
+    }
+
     /// Subscribes to a topic filter; returns the message ID the acknowledgement will carry.
     @discardableResult
     public func subscribe(_ topic: String, qos: Int32 = 1) throws(Failure) -> Int32 {

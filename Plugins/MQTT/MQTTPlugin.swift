@@ -113,6 +113,8 @@ public final class MQTTPlugin: DriverPlugin {
 /// One run of the plugin: its registry, its connection, and the context it reports to.
 final class Runtime: Sendable {
     let context: any DriverContext
+    /// Attribute reports of messages read back to back, handed to the host together.
+    let batcher: ReportBatcher
     let registry: Mutex<Registry>
     let connection = Mutex<MQTTConnection?>(nil)
     /// The reason the broker last refused us (logged when it changes).
@@ -136,6 +138,7 @@ final class Runtime: Sendable {
 
     init(context: any DriverContext, registry: Registry, commandTimeout: Duration = .seconds(5), endpoint: String = "") {
         self.context = context
+        self.batcher = ReportBatcher(context: context)
         self.registry = Mutex(registry)
         self.commandTimeout = commandTimeout
         self.brokerHealth = Mutex(BrokerHealth(endpoint: endpoint))
@@ -198,18 +201,27 @@ final class Runtime: Sendable {
         }
         h.message = { [self] topic, payload, retained in
             let message = Message(topic: topic, payload: Array(payload), retained: retained)
-            perform(registry.withLock { $0.receive(message) })
+            let effects = registry.withLock { $0.receive(message) }
+            // More messages already waiting: their reports join this one's (ReportBatcher).
+            perform(effects, moreInput: connection.withLock { $0 }?.hasPendingInput ?? false)
         }
         return h
     }
 
-    /// Carries out effects (outside the registry's lock).
-    func perform(_ effects: [Registry.Effect]) {
+    /// Carries out effects (outside the registry's lock). Reports go through the batcher:
+    /// handed over now, or with the next messages' when `moreInput` is waiting; every other
+    /// effect first hands over what is waiting, so the order of everything is kept.
+    func perform(_ effects: [Registry.Effect], moreInput: Bool = false) {
         for effect in effects {
+            if case .report(let reports) = effect {
+                batcher.add(reports, more: moreInput)
+                continue
+            }
+            batcher.flush()
             switch effect {
             case .publish(let d): context.publish(d)
             case .remove(let id): context.remove(device: id)
-            case .report(let reports): context.report(reports)
+            case .report(let reports): context.report(reports)  // not reached: batched above
             case .emit(let event): context.emit(event)
             case .connectivity(let state, let device): context.setConnectivity(state, device: device)
             case .traitConnectivity(let state, let device, let trait, let type):

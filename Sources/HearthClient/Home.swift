@@ -226,17 +226,34 @@ public struct Home: HomeBackend {
     /// The device now and on every change: the same as ``device(id:)``.
     public func deviceUpdates(id: DeviceID) -> RemoteUpdates<HomeDevice> { device(id: id) }
 
-    /// Live state for every visible device through one subscription (`deviceUpdates`): first
-    /// every commissioned device, then the devices whose state changed since the previous
-    /// element, each in its newest state. Removals and new devices come through ``devices()``.
-    /// A consumer that falls far behind is resubscribed and gets every device again.
+    /// Live state for every visible device through one subscription: first every commissioned
+    /// device, then the devices whose state changed since the previous element, each in its
+    /// newest state. Removals and new devices come through ``devices()``. A consumer that falls
+    /// far behind is resubscribed and gets every device again.
+    ///
+    /// On the wire it is `deviceDeltas`: hearthd sends each device whole once, then only the
+    /// attributes that changed, which this applies to the devices it keeps (a server that
+    /// answers with whole devices, `changed`, is read as well).
     public func changedDevices() -> RemoteUpdates<[HomeDevice]> {
         let messages = WebSocketFeed.messages(
-            connection, subscribe: .subscribe(id: "tiles", .deviceUpdates), buffer: 256)
+            connection, subscribe: .subscribe(id: "tiles", .deviceDeltas), buffer: 256)
         return RemoteUpdates(AsyncStream { continuation in
             let task = Task {
+                var kept: [DeviceID: WireDevice] = [:]
                 for await m in messages {
-                    guard case .changed(_, _, let devices) = m else { break }
+                    let devices: [WireDevice]
+                    switch m {
+                    case .changed(_, _, let whole): devices = whole
+                    case .delta(_, _, let changes):
+                        // A change for a device it lacks cannot happen after the first message
+                        // (each device comes whole first); such a change is skipped.
+                        devices = changes.compactMap { change in
+                            guard let d = change.applied(to: kept[change.device]) else { return nil }
+                            kept[change.device] = d
+                            return d
+                        }
+                    default: continuation.finish(); return
+                    }
                     continuation.yield(devices.map { HomeDevice(snapshot: $0.snapshot, backend: self) })
                 }
                 continuation.finish()

@@ -223,18 +223,29 @@ actor WebSocketSession {
                 return await self.endOfSource()
             }
         case .deviceDeltas:
-            // The same, as deltas: the client keeps each device and applies what changed.
+            // The same, as deltas: the client keeps each device and applies what changed. The
+            // delta is taken between the core's snapshots and written by hand (WireJSONWriter).
             body = {
-                var seen: [DeviceID: WireDevice] = [:]
+                var seen: [DeviceID: DeviceSnapshot] = [:]
+                var first = true
                 for await changed in home.changedDevices() {
-                    var deltas: [DeviceDelta] = []
-                    for d in changed.devices.map({ WireDevice($0.snapshot, catalog: catalog) }) {
-                        if let delta = DeviceDelta.between(seen[d.id], d) { deltas.append(delta) }
+                    var changes: [(DeviceSnapshot, [AttributeChange]?)] = []
+                    changes.reserveCapacity(changed.devices.count)
+                    for device in changed.devices {
+                        let d = device.snapshot
+                        if let old = seen[d.id] {
+                            guard old != d else { continue }
+                            let attributes = d.attributeChanges(since: old)
+                            if attributes?.isEmpty == true { continue }
+                            changes.append((d, attributes))
+                        } else {
+                            changes.append((d, nil))
+                        }
                         seen[d.id] = d
                     }
-                    if deltas.isEmpty && !seen.isEmpty { continue }
-                    let out = try? WebSocketText.text(.delta(id: id, version: changed.version, changes: deltas))
-                    guard await self.send(text: out) else { return .socketClosed }
+                    if changes.isEmpty && !first { continue }
+                    first = false
+                    guard await self.send(text: text.delta(id: id, version: changed.version, changes)) else { return .socketClosed }
                 }
                 return await self.endOfSource()
             }

@@ -31,12 +31,15 @@ final class DeviceTextCache: Sendable {
         self.perDevice = perDevice
     }
 
-    /// The device's JSON, as `APIResponse.encoder` writes a ``WireDevice``.
+    /// The device's JSON, as `APIResponse.encoder` writes a ``WireDevice`` (through
+    /// ``WireJSONWriter``: no `JSONEncoder` on this path).
     func text(_ snapshot: DeviceSnapshot) throws -> String {
         // Compared outside the lock: the lock only hands out and takes in entries.
         let recent = entries.withLock { $0[snapshot.id] } ?? []
         if let hit = recent.last(where: { $0.snapshot == snapshot }) { return hit.text }
-        let text = String(decoding: try APIResponse.encoder.encode(WireDevice(snapshot, catalog: catalog)), as: UTF8.self)
+        var writer = WireJSONWriter()
+        writer.device(snapshot, catalog: catalog)
+        let text = writer.text
         entries.withLock { e in
             if e.count >= capacity, e[snapshot.id] == nil { e.removeAll(keepingCapacity: true) }
             var states = e[snapshot.id] ?? []
@@ -99,6 +102,27 @@ struct WebSocketText: Sendable {
         out += String(version)
         out += "}"
         return out
+    }
+
+    /// `delta`: `{"changes":[…],"id":…,"type":"delta","version":…}`, each change an
+    /// ``DeviceDelta`` (the attributes that changed, or the whole device with `full`).
+    func delta(id: String, version: UInt64, _ changes: [(DeviceSnapshot, [AttributeChange]?)]) -> String {
+        var w = WireJSONWriter(capacity: 128 + changes.count * 96)
+        w.raw(#"{"changes":["#)
+        for (n, (device, attributes)) in changes.enumerated() {
+            if n > 0 { w.raw(",") }
+            if let attributes {
+                w.deviceDelta(device.id, attributes: attributes, full: nil, catalog: devices.catalog)
+            } else {
+                w.deviceDelta(device.id, attributes: [], full: device, catalog: devices.catalog)
+            }
+        }
+        w.raw(#"],"id":"#)
+        w.string(id)
+        w.raw(#","type":"delta","version":"#)
+        w.int(version)
+        w.raw("}")
+        return w.text
     }
 
     /// A string as a JSON string literal, as the encoder writes it.

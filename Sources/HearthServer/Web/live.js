@@ -1,6 +1,6 @@
 // The one WebSocket and its messages (names from wire.js): every view reads the state it keeps.
 import { state, api, toast, hooks, isAdmin, $ } from "/web/core.js";
-import { MSG, QUERY, MODE, subscribe } from "/web/wire.js";
+import { MSG, QUERY, MODE, subscribe, applyDelta } from "/web/wire.js";
 
 export function connect() {
   if (!state.token) return;
@@ -17,8 +17,9 @@ export function connect() {
     sub("rooms", QUERY.rooms);
     sub("structures", QUERY.structures);
     if (isAdmin()) sub("discovered", QUERY.discovered);
-    // Attribute reports do not wake `devices`; this one feed keeps every tile live.
-    ws.send(subscribe("tiles", QUERY.deviceUpdates));
+    // Attribute reports do not wake `devices`; this one feed keeps every tile live, as deltas:
+    // every device whole first, then only the attributes that changed.
+    ws.send(subscribe("tiles", QUERY.deviceDeltas));
     ws.send(subscribe("events", QUERY.events));
   };
   ws.onmessage = (m) => receive(JSON.parse(m.data));
@@ -31,7 +32,7 @@ export function connect() {
   };
 }
 
-/// The `devices` snapshot decides which devices exist; the `tiles` feed (deviceUpdates) brings
+/// The `devices` snapshot decides which devices exist; the `tiles` feed (deviceDeltas) brings
 /// their newest state. The two subscriptions race, so each device shows the newer of the two
 /// states (a feed entry may also come before the snapshot that lists a new device).
 function devicesSnapshot(items, version) {
@@ -77,6 +78,18 @@ function receive(m) {
       devicesChanged(m.devices || [], m.version || 0);
       scheduleRender("devices");
       return;
+    case MSG.delta: {
+      // Applied to the newest state the page has of each device (the feed's own or the snapshot's).
+      const devices = [];
+      for (const c of m.changes || []) {
+        const kept = state.latest.get(c.device)?.device || state.devices.get(c.device);
+        const d = applyDelta(kept, c);
+        if (d) devices.push(d);
+      }
+      devicesChanged(devices, m.version || 0);
+      scheduleRender("devices");
+      return;
+    }
     case MSG.added:
     case MSG.updated: {
       const item = m.device || m.room || m.structure;

@@ -29,3 +29,21 @@ export const END = Object.freeze({ permissionDenied: "permissionDenied", deviceR
 export function subscribe(id, query, extra = {}) {
   return JSON.stringify({ type: SEND.subscribe, id, query, ...extra });
 }
+
+/// One change of a `delta` message (`{device, full?, attributes}`) applied to the device the
+/// page keeps: the whole device when `full` is there, else a copy of `kept` with each attribute's
+/// new value. null when it names a device, type, trait or attribute the page does not have
+/// (it then waits for a whole device).
+export function applyDelta(kept, change) {
+  if (change.full) return change.full;
+  if (!kept) return null;
+  const device = { ...kept, types: kept.types.map((t) => ({ ...t, traits: t.traits.map((r) => ({ ...r, attributes: r.attributes.slice() })) })) };
+  for (const a of change.attributes || []) {
+    const type = device.types.find((t) => t.id === a.type);
+    const trait = type && type.traits.find((r) => r.id === a.trait);
+    const i = trait ? trait.attributes.findIndex((x) => x.id === a.attribute) : -1;
+    if (i < 0) return null;
+    trait.attributes[i] = { ...trait.attributes[i], value: a.value };
+  }
+  return device;
+}

@@ -1,0 +1,108 @@
+import DriverAPI
+import Foundation
+import HearthAPI
+import HomeCore
+import HomeModel
+import Testing
+
+/// `deviceDeltas` over a real WebSocket (issue 22): every change reaches a subscriber that
+/// keeps up, in order; one that falls behind gets fewer messages but never ends on a stale
+/// value; deltas applied to the first message's devices give the server's state.
+@Suite struct DeviceDeltaSocketTests {
+    static let trait = TemperatureMeasurementTrait.identifier
+    static let measured = TemperatureMeasurementTrait.Attribute.measuredValue
+
+    static func publishThermometers(_ home: TestHome, count: Int) {
+        for i in 0..<count {
+            home.driver.context.publish(
+                DeviceDescription(
+                    localID: "thermo-\(i)", name: "Thermo \(i)",
+                    types: [DeviceTypeDescription(id: TemperatureSensorDeviceType.identifier, isPrimary: true, traits: [trait: [measured: .int(0)]])],
+                    commission: CommissionHint(name: "Thermo \(i)", room: "Living Room", structure: "Home")))
+        }
+    }
+
+    /// The client's side: the devices of the first message, then each delta applied.
+    struct Kept {
+        var devices: [DeviceID: WireDevice] = [:]
+        var messages = 0
+
+        /// Applies one `delta` message; the thermometers' values it carried, in message order.
+        mutating func apply(_ text: Value) throws -> [(DeviceID, Int64)] {
+            let data = try JSONEncoder().encode(text)
+            guard case .delta(_, _, let changes) = try JSONDecoder().decode(WSServerMessage.self, from: data) else { return [] }
+            messages += 1
+            var values: [(DeviceID, Int64)] = []
+            for change in changes {
+                let d = try #require(change.applied(to: devices[change.device]), "a delta for a device the client does not have: \(change.device)")
+                devices[change.device] = d
+                if change.full == nil {
+                    #expect(change.attributes.allSatisfy { $0.trait == trait }, "only what changed is sent")
+                }
+                if let v = Self.value(d) { values.append((d.id, v)) }
+            }
+            return values
+        }
+
+        static func value(_ d: WireDevice) -> Int64? {
+            d.types.first?.traits.first(where: { $0.id == trait })?.attributes.first(where: { $0.id == measured })?.value.intValue
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func every_change_reaches_a_subscriber_that_keeps_up_in_order() async throws {
+        try await TestHome.with { home in
+            Self.publishThermometers(home, count: 3)
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
+                var kept = Kept()
+                let first = try #require(try await socket.next("delta"))
+                _ = try kept.apply(first)
+                #expect(kept.devices.count == 6, "the three thermometers and the three test devices, whole")
+                for v in 1...200 {
+                    let device = "thermo-\(v % 3)"
+                    home.driver.context.report(device, Self.trait, Self.measured, .int(Int64(v)))
+                    let m = try #require(try await socket.next("delta"))
+                    let values = try kept.apply(m)
+                    #expect(values.map { $0.0 } == [DeviceID(plugin: "test", local: device)] && values.map { $0.1 } == [Int64(v)], "change \(v): \(m)")
+                }
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func a_subscriber_that_falls_behind_coalesces_and_ends_on_the_newest_values() async throws {
+        try await TestHome.with { home in
+            let count = 20
+            Self.publishThermometers(home, count: count)
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
+                var kept = Kept()
+                _ = try kept.apply(try #require(try await socket.next("delta")))
+                // A burst far faster than the client reads: 5,000 reports over 20 devices.
+                let reports = 5_000
+                for v in 1...reports {
+                    home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
+                }
+                let finals = Dictionary(uniqueKeysWithValues: (0..<count).map { d in
+                    (DeviceID(plugin: "test", local: "thermo-\(d)"), Int64(reports - ((reports - d) % count)))
+                })
+                var last: [DeviceID: Int64] = [:]
+                while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
+                    for (id, v) in try kept.apply(m) {
+                        #expect(v > (last[id] ?? 0), "values of one device only move forward: \(id) \(last[id] ?? 0) → \(v)")
+                        last[id] = v
+                    }
+                }
+                for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
+                #expect(kept.messages < reports, "the core coalesced while the client was behind (\(kept.messages) messages)")
+                // And the kept devices are what the server has.
+                let system = home.core.home(for: .system)
+                for id in finals.keys {
+                    let server = WireDevice(try system.currentDevice(id: id).snapshot, catalog: .standard)
+                    #expect(kept.devices[id] == server)
+                }
+            }
+        }
+    }
+}
