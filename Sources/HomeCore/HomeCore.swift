@@ -169,7 +169,8 @@ public final class HomeCore: Sendable {
                 }
                 outcome.origin = origin
                 if persist, store != nil, !outcome.isEmpty, Self.mayNeedSaving(change, outcome) {
-                    let d = Self.delta(outcome, inner.state, at: now())
+                    var d = Self.delta(outcome, inner.state, at: now())
+                    d.fromDriver = true
                     if !d.isEmpty { delta = d }
                 }
             } else {
@@ -192,6 +193,7 @@ public final class HomeCore: Sendable {
                             }
                         } else {
                             delta = d
+                            delta!.fromDriver = Self.isDriverChange(change)
                         }
                     }
                 }
@@ -277,6 +279,14 @@ public final class HomeCore: Sendable {
         guard case .report(_, let reports, _) = change else { return true }
         if outcome.devices.contains(where: { $0.1 != .attributes }) { return true }
         return reports.contains { $0.trait == OnOffTrait.identifier }
+    }
+
+    /// Whether a change came from a driver (``LayoutDelta/fromDriver``).
+    static func isDriverChange(_ change: HomeChange) -> Bool {
+        switch change {
+        case .publish, .remove, .report, .event, .connectivity, .traitConnectivity: true
+        case .layout, .layoutEdits, .restore: false
+        }
     }
 
     static func delta(_ outcome: HomeOutcome, _ state: HomeState, at: UInt64 = 0) -> LayoutDelta {
