@@ -73,17 +73,21 @@ YAML
     hearthd_pid=$!
     local reported=0 deadline=$((start + 60000000000))
     while :; do
-        reported=$(curl -s "http://127.0.0.1:$metrics_port/metrics" 2>/dev/null \
+        reported=$({ curl -s "http://127.0.0.1:$metrics_port/metrics" 2>/dev/null || true; } \
             | awk '/^hearth_reports_total\{.*plugin="mqtt"/ { n += $NF } END { printf "%d", n }')
         [ "${reported:-0}" -ge "$devices" ] && break
         if [ "$(date +%s%N)" -gt "$deadline" ] || ! kill -0 "$hearthd_pid" 2>/dev/null; then
             echo "hearthd did not report $devices values within 60 s (got $reported); log:" >&2
             tail -20 "$run/hearthd.log" >&2
+            kill -9 "$hearthd_pid" 2>/dev/null || true
             exit 1
         fi
         sleep 0.005
     done
     end=$(date +%s%N)
+    # CPU seconds hearthd used until then (user + system; clock ticks are 1/100 s).
+    local cpu
+    cpu=$(awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$hearthd_pid/stat")
     sleep "$idle"
     local rss hwm
     rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$hearthd_pid/status")
@@ -91,7 +95,7 @@ YAML
     kill "$hearthd_pid"
     wait "$hearthd_pid" 2>/dev/null || true
     hearthd_pid=""
-    awk -v s="$start" -v e="$end" -v r="$rss" -v h="$hwm" 'BEGIN { printf "%.3f %d %d\n", (e - s) / 1e9, r, h }'
+    awk -v s="$start" -v e="$end" -v r="$rss" -v h="$hwm" -v c="$cpu" 'BEGIN { printf "%.3f %s %d %d\n", (e - s) / 1e9, c, r, h }'
 }
 
 names=()
@@ -101,13 +105,13 @@ for arg in "$@"; do
     dirs+=("$(cd "${arg#*=}" && pwd)")
 done
 echo "$devices retained sensors, $rounds rounds, idle ${idle}s before reading RSS; load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %-10s %12s %12s %12s\n' round build start-up_s idle_RSS_MiB peak_RSS_MiB
+printf '%-6s %-10s %11s %9s %13s %13s\n' round build start-up_s cpu_s idle_RSS_MiB peak_RSS_MiB
 for r in $(seq "$rounds"); do
     order=$(seq 0 $((${#names[@]} - 1)))
     [ $((r % 2)) -eq 0 ] && order=$(echo "$order" | tac)
     for i in $order; do
-        read -r secs rss hwm < <(run_one "${dirs[$i]}")
-        awk -v r="$r" -v n="${names[$i]}" -v s="$secs" -v m="$rss" -v h="$hwm" \
-            'BEGIN { printf "%-6s %-10s %12.3f %12.1f %12.1f\n", r, n, s, m / 1024, h / 1024 }'
+        read -r secs cpu rss hwm < <(run_one "${dirs[$i]}")
+        awk -v r="$r" -v n="${names[$i]}" -v s="$secs" -v c="$cpu" -v m="$rss" -v h="$hwm" \
+            'BEGIN { printf "%-6s %-10s %11.3f %9.2f %13.1f %13.1f\n", r, n, s, c, m / 1024, h / 1024 }'
     done
 done
