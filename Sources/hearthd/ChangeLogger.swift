@@ -43,15 +43,16 @@ struct ChangeLogger: Service {
     func watchDevices() async {
         let changes = home.changes()
         var known: [DeviceID: DeviceSnapshot] = [:]
-        let seed = home.core.state
-        for device in seed.devices.values.sorted(by: { $0.id < $1.id }) {
-            logAppeared(device)
-            known[device.id] = device
+        // Records up to this version are already in what the lists below show.
+        let seen = home.core.state.version
+        let seed = ((try? await home.devices().list()) ?? []) + ((try? await home.discoveredDevices().list()) ?? [])
+        for device in seed.sorted(by: { $0.id < $1.id }) {
+            logAppeared(device.snapshot)
+            known[device.id] = device.snapshot
         }
-        for await record in changes where record.version > seed.version {
-            let state = home.core.state
+        for await record in changes where record.version > seen {
             for id in record.devices.keys.sorted() {
-                guard let now = state.devices[id] else {
+                guard let now = (try? home.currentDevice(id: id))?.snapshot else {
                     known[id] = nil
                     continue
                 }
