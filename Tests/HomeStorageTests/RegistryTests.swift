@@ -209,7 +209,7 @@ final class CommandLog: CommandHandler, Sendable {
 
         // After a restart everything is there.
         let again = try h.restarted()
-        #expect(again.core.state.devices[RegistryTests.door]?.name == "Front door")
-        #expect(again.core.state.devices[RegistryTests.relay] != nil)
+        #expect(try again.home.currentDevice(id: RegistryTests.door).name == "Front door")
+        #expect((try? again.home.currentDevice(id: RegistryTests.relay)) != nil)
     }
 }
