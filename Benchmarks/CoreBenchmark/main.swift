@@ -75,11 +75,15 @@ func ms(_ d: Duration) -> String {
 /// Reports per measurement (REPORTS=… to change).
 let reports = Int(ProcessInfo.processInfo.environment["REPORTS"] ?? "") ?? 1_000_000
 
+/// Which parts run (PARTS=1 for ingest alone, e.g. under a profiler); all by default.
+let parts = Set((ProcessInfo.processInfo.environment["PARTS"] ?? "3,0,1,2").split(separator: ",").map(String.init))
+
 say("Hearth core benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores")
 say("")
 
 // MARK: - Memory
 
+if parts.contains("3") {
 say("3. Memory (resident set size; measured first, in a fresh process, so freed memory is not reused)")
 do {
     let rssBefore = residentBytes()
@@ -101,7 +105,9 @@ do {
     withExtendedLifetime(core) {}
 }
 say("")
+}
 
+if parts.contains("0") {
 say("0. The pure state machine alone (HomeState.apply, no lock, no observers), 10,000 devices")
 do {
     var state = HomeState()
@@ -119,9 +125,11 @@ do {
     say("   \(format(rate)) reports/s")
 }
 say("")
+}
 
 // MARK: - Ingest
 
+if parts.contains("1") {
 say("1. Ingest: attribute reports per second into a core with 10,000 devices")
 do {
     let core = HomeCore()
@@ -158,9 +166,11 @@ do {
     say("   200 device(id:) subscribers, reports to those 200 devices: \(format(hot)) reports/s  (ratio \(String(format: "%.2f", hot / none)))")
     for t in tasks { t.cancel() }
 }
+}
 
 // MARK: - Fan-out latency
 
+if parts.contains("2") {
 say("")
 say("2. Fan-out latency: report → delivery to 100 subscribers at 1,000 reports/s (5,000 reports)")
 do {
@@ -202,3 +212,4 @@ do {
     say("   p50 \(ms(p50))   p99 \(ms(p99))   max \(ms(sorted.last!))")
 }
 
+}

@@ -52,17 +52,20 @@ extension HomeCore {
     func subscribeBatched<Element: HomeElement>(_ kind: QueryKind, home: Home) -> Updates<HomeSet<Element>> {
         let principal = home.principal
         let box = IDBox()
-        let channelBox = ChannelBox<HomeSet<Element>>()
-        let channel = Channel<HomeSet<Element>>(
+        let channelBox = ChannelBox<PendingSet>()
+        // The channel holds the state a change left (a cheap copy: the trees are shared) and
+        // the set is worked out when the reader takes it: a change costs each subscriber a push,
+        // not a filtered copy of every device, and a reader that fell behind builds one set for
+        // all the changes it missed.
+        let channel = Channel<PendingSet>(
             policy: .latest,
             // After a scope change: the set as the new scope shows it, at the current version.
             resync: { [weak self] in
                 guard let self, let channel = channelBox.channel else { return nil }
-                let (storage, version): (HomeSet<Element>.Storage, UInt64) = self.inner.withLock { inner in
+                return self.inner.withLock { inner in
                     channel.markResynced(at: inner.state.version)
-                    return (self.storage(kind, inner.state, principal, as: Element.self), inner.state.version)
+                    return PendingSet(state: inner.state, origin: nil)
                 }
-                return HomeSet(storage: storage, version: version, backend: home)
             },
             onTerminate: { [weak self] in
                 if let id = box.id { self?.unregister(id) }
@@ -70,15 +73,10 @@ extension HomeCore {
         channelBox.channel = channel
         let observer = Observer(
             session: principal.sessionID, device: nil,
-            onChange: { [weak self] _, after, outcome in
-                guard let self, Self.touches(kind, outcome) else { return nil }
-                return {
-                    channel.push(
-                        HomeSet(
-                            storage: self.storage(kind, after, principal, as: Element.self), version: after.version,
-                            origin: outcome.origin, backend: home),
-                        version: after.version)
-                }
+            onChange: { _, after, outcome in
+                guard Self.touches(kind, outcome) else { return nil }
+                let pending = PendingSet(state: after, origin: outcome.origin)
+                return { channel.push(pending, version: after.version) }
             },
             finish: { channel.finish() },
             refresh: { channel.requestResync() })
@@ -89,9 +87,13 @@ extension HomeCore {
             // Race-free: the current set, then every later change; an older set never
             // overwrites a newer one because the channel ignores versions it has passed.
             let state = self.state
-            channel.push(HomeSet(storage: storage(kind, state, principal, as: Element.self), version: state.version, backend: home), version: state.version)
+            channel.push(PendingSet(state: state, origin: nil), version: state.version)
         }
-        return Updates(channel, ending: home.ending)
+        let source = MappedSource(base: channel) { [weak self] (pending: PendingSet) -> HomeSet<Element> in
+            let storage: HomeSet<Element>.Storage = self?.storage(kind, pending.state, principal, as: Element.self) ?? [:]
+            return HomeSet(storage: storage, version: pending.state.version, origin: pending.origin, backend: home)
+        }
+        return Updates(source, ending: home.ending)
     }
 
     /// How many diffs a `stream()` subscriber may fall behind before it gets a fresh snapshot.
@@ -306,6 +308,21 @@ extension HomeCore {
         if box.id == nil { channel.finish() }
         return Updates(channel, ending: home.ending)
     }
+}
+
+/// A `batched()` subscriber's pending set: the state a change left, turned into the set the
+/// subscriber sees only when it reads.
+struct PendingSet: Sendable {
+    let state: HomeState
+    let origin: ChangeOrigin?
+}
+
+/// A subscriber's buffer whose elements are turned into what the reader gets as it reads them.
+struct MappedSource<Base: UpdateSource, Element: Sendable>: UpdateSource {
+    let base: Base
+    let transform: @Sendable (Base.Element) -> Element
+    func next() async -> Element? { await base.next().map(transform) }
+    func cancel() { base.cancel() }
 }
 
 /// Holds an observer's ID once registered (the channel's termination needs it).

@@ -54,6 +54,9 @@ public final class HomeCore: Sendable {
 
     struct Inner: Sendable {
         var state = HomeState()
+        /// The running catalogue, as ``catalogBox`` holds it: the state machine reads it here,
+        /// under the lock it already holds (no second lock and no copy per change).
+        var catalog: Catalog
         var observers: [Int: Observer] = [:]
         var deviceObservers: [DeviceID: Set<Int>] = [:]
         var eventObservers: [Int: Observer] = [:]
@@ -68,7 +71,7 @@ public final class HomeCore: Sendable {
         var tap: ChangeTap?
     }
 
-    let inner = Mutex(Inner())
+    let inner: Mutex<Inner>
     /// Grant scopes changed while their sessions are open (session → scope): they replace the
     /// scope a session's principal was created with. Read under the core's lock too, so it
     /// never takes `inner` itself.
@@ -84,6 +87,7 @@ public final class HomeCore: Sendable {
     ) {
         self.metrics = metrics
         self.catalogBox = Mutex(catalog)
+        self.inner = Mutex(Inner(catalog: catalog))
         self.store = store
         self.strictOperationValidation = strictOperationValidation
         self.commandTimeout = commandTimeout
@@ -110,6 +114,9 @@ public final class HomeCore: Sendable {
         if case .failure(let error) = result {
             throw HomeError(error.code, "plugin \(pluginID): \(error.message)")
         }
+        // Under the core's lock (the order `visible(_:_:_:)` takes them in): the last one to
+        // get here copies the newest catalogue.
+        inner.withLock { inner in inner.catalog = catalogBox.withLock { $0 } }
         logger.info(
             "vendor traits added", metadata: ["plugin": "\(pluginID)", "traits": "\(traits.map(\.qualifiedName).joined(separator: ", "))"])
     }
@@ -148,87 +155,52 @@ public final class HomeCore: Sendable {
         case .report, .event, .connectivity: keepsVisibility = true
         default: keepsVisibility = false
         }
-        let catalog = self.catalog
         let result: Result<(HomeOutcome, [@Sendable () -> Void], LayoutDelta?), HomeError> = inner.withLock { inner in
             let before: HomeState?
-            let after: HomeState
             var outcome: HomeOutcome
             var delta: LayoutDelta?
             if keepsVisibility {
+                // In place: no copy of the state is taken (each copy retains every tree).
                 before = nil
                 do throws(HomeError) {
-                    outcome = try inner.state.apply(change, catalog: catalog)
+                    outcome = try inner.state.apply(change, catalog: inner.catalog)
                 } catch {
                     return .failure(error)
                 }
-                after = inner.state
+                outcome.origin = origin
+                if persist, store != nil, !outcome.isEmpty, Self.mayNeedSaving(change, outcome) {
+                    var d = Self.delta(outcome, inner.state, at: now())
+                    d.fromDriver = true
+                    if !d.isEmpty { delta = d }
+                }
             } else {
                 before = inner.state
                 var next = inner.state
                 do throws(HomeError) {
-                    outcome = try next.apply(change, catalog: catalog)
+                    outcome = try next.apply(change, catalog: inner.catalog)
                 } catch {
                     return .failure(error)
                 }
-                after = next
-            }
-            outcome.origin = origin
-            if persist, store != nil, !outcome.isEmpty {
-                let d = Self.delta(outcome, after, at: now())
-                if !d.isEmpty {
-                    if isLayout {
-                        do {
-                            try store!.persist(d)
-                        } catch {
-                            return .failure(.internal("could not save the change: \(error)"))
+                outcome.origin = origin
+                if persist, store != nil, !outcome.isEmpty {
+                    let d = Self.delta(outcome, next, at: now())
+                    if !d.isEmpty {
+                        if isLayout {
+                            do {
+                                try store!.persist(d)
+                            } catch {
+                                return .failure(.internal("could not save the change: \(error)"))
+                            }
+                        } else {
+                            delta = d
+                            delta!.fromDriver = Self.isDriverChange(change)
                         }
-                    } else {
-                        delta = d
                     }
                 }
+                inner.state = next
             }
-            inner.state = after
             guard !outcome.isEmpty else { return .success((outcome, [], delta)) }
-            var deliveries: [@Sendable () -> Void] = []
-            if let tap = inner.tap, let waiter = tap.offer(Self.tapped(change, outcome, after, at: .now)) {
-                deliveries.append { waiter.resume() }
-            }
-            let shape = outcome.structuresChanged || outcome.roomsChanged
-                || outcome.devices.contains { $0.1 != .attributes }
-            if shape {
-                for o in inner.observers.values where o.device == nil {
-                    if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
-                }
-            }
-            for (id, _) in outcome.devices {
-                guard let ids = inner.deviceObservers[id] else { continue }
-                var views = DeviceViews(after.devices[id], core: self, catalog: catalog)
-                deliveries.reserveCapacity(deliveries.count + ids.count)
-                for oid in ids {
-                    guard let o = inner.observers[oid] else { continue }
-                    let delivery: (@Sendable () -> Void)?
-                    if let onDevice = o.onDevice {
-                        delivery = onDevice(&views, after.version)
-                    } else {
-                        delivery = o.onChange(before, after, outcome)
-                    }
-                    if let delivery { deliveries.append(delivery) }
-                }
-            }
-            if !outcome.devices.isEmpty {
-                for o in inner.updateObservers.values {
-                    if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
-                }
-            }
-            if !outcome.events.isEmpty {
-                for o in inner.eventObservers.values {
-                    if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
-                }
-            }
-            for o in inner.auditObservers.values {
-                if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
-            }
-            return .success((outcome, deliveries, delta))
+            return .success((outcome, Self.deliveries(of: change, outcome, before: before, inner: &inner, core: self), delta))
         }
         switch result {
         case .failure(let error):
@@ -244,6 +216,76 @@ public final class HomeCore: Sendable {
             }
             if !outcome.rejected.isEmpty { logRejections(outcome, change) }
             return outcome
+        }
+    }
+
+    /// What every observer concerned is to be handed for an applied change (called under the
+    /// lock, in version order; run after it).
+    static func deliveries(
+        of change: HomeChange, _ outcome: HomeOutcome, before: HomeState?, inner: inout Inner, core: HomeCore
+    ) -> [@Sendable () -> Void] {
+        guard inner.tap != nil || !inner.observers.isEmpty || !inner.updateObservers.isEmpty
+            || !inner.eventObservers.isEmpty || !inner.auditObservers.isEmpty
+        else { return [] }
+        let after = inner.state
+        var deliveries: [@Sendable () -> Void] = []
+        if let tap = inner.tap, let waiter = tap.offer(tapped(change, outcome, after, at: .now)) {
+            deliveries.append { waiter.resume() }
+        }
+        let shape = outcome.structuresChanged || outcome.roomsChanged
+            || outcome.devices.contains { $0.1 != .attributes }
+        if shape {
+            for o in inner.observers.values where o.device == nil {
+                if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+            }
+        }
+        if !inner.deviceObservers.isEmpty {
+            for (id, _) in outcome.devices {
+                guard let ids = inner.deviceObservers[id] else { continue }
+                var views = DeviceViews(after.devices[id], core: core, catalog: inner.catalog)
+                deliveries.reserveCapacity(deliveries.count + ids.count)
+                for oid in ids {
+                    guard let o = inner.observers[oid] else { continue }
+                    let delivery: (@Sendable () -> Void)?
+                    if let onDevice = o.onDevice {
+                        delivery = onDevice(&views, after.version)
+                    } else {
+                        delivery = o.onChange(before, after, outcome)
+                    }
+                    if let delivery { deliveries.append(delivery) }
+                }
+            }
+        }
+        if !outcome.devices.isEmpty {
+            for o in inner.updateObservers.values {
+                if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+            }
+        }
+        if !outcome.events.isEmpty {
+            for o in inner.eventObservers.values {
+                if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+            }
+        }
+        for o in inner.auditObservers.values {
+            if let d = o.onChange(before, after, outcome) { deliveries.append(d) }
+        }
+        return deliveries
+    }
+
+    /// Whether an in-place change (report, event, connectivity) can have anything to save:
+    /// a device whose shape changed (its registry row), or an output's On/Off value. Reports of
+    /// other attributes only changed values the registry does not keep, so no delta is built.
+    static func mayNeedSaving(_ change: HomeChange, _ outcome: HomeOutcome) -> Bool {
+        guard case .report(_, let reports, _) = change else { return true }
+        if outcome.devices.contains(where: { $0.1 != .attributes }) { return true }
+        return reports.contains { $0.trait == OnOffTrait.identifier }
+    }
+
+    /// Whether a change came from a driver (``LayoutDelta/fromDriver``).
+    static func isDriverChange(_ change: HomeChange) -> Bool {
+        switch change {
+        case .publish, .remove, .report, .event, .connectivity, .traitConnectivity: true
+        case .layout, .layoutEdits, .restore: false
         }
     }
 

@@ -308,8 +308,8 @@ extension HomeState {
             let id = slot.id
             return applyReport(r, to: &slot, sharedWith: &commissioned[id, default: .vacancy])
         }
-        var unshared = DeviceSnapshot.vacancy
-        return applyReport(r, to: &slot, sharedWith: &unshared)
+        // Held in one tree only: edited where it is (no move out and back, no scratch copy).
+        return record(r, in: &slot)
     }
 
     /// Applies one report to a device held in `slot` (from ``devices``) and, for a commissioned
@@ -327,6 +327,12 @@ extension HomeState {
             slot = device
             shared = device
         }
+        return record(r, in: &device)
+    }
+
+    /// Records one report's value in the device's traits (every type that has the trait, or the
+    /// one the report names).
+    static func record(_ r: AttributeReport, in device: inout DeviceSnapshot) -> ReportEdit {
         var found = false
         var valueChanged = false
         var shapeChanged = false

@@ -17,6 +17,12 @@ public struct LayoutDelta: Sendable {
     /// When the step happened (core clock, nanoseconds since the Unix epoch): the devices in
     /// ``upserted`` and ``outputStates`` were seen then.
     public var at: UInt64
+    /// The step came from a driver (a device published, removed, or its connectivity changed),
+    /// not from a person's layout edit: what it upserts or removes in the registry the plugin
+    /// announces again at every start, so a store may commit it without waiting for the disk
+    /// (a power cut loses at most the newest such rows, which the next start brings back).
+    /// Output states and structure/room changes in it are kept as durably as any layout edit.
+    public var fromDriver: Bool = false
 
     public init(
         structures: [StructureSnapshot]? = nil, rooms: [RoomSnapshot]? = nil, upserted: [DeviceSnapshot] = [],

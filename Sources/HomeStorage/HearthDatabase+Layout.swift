@@ -61,8 +61,19 @@ extension HearthDatabase: LayoutStore {
     /// Output states are compared with what was last written (inside the write, which SQLite
     /// serialises): an unchanged value, or one older than a value already written (two plugin
     /// threads racing), costs nothing.
+    ///
+    /// A driver's registry rows alone (``LayoutDelta/fromDriver``, no output state, structure or
+    /// room) are committed with `synchronous = NORMAL`: still atomic and safe from a crash of
+    /// the process, but without an fsync of their own (the next durable commit syncs them too).
+    /// At start-up every retained MQTT device is such a row; one fsync each made the discovery of
+    /// 1,000 devices wait on the disk 1,000 times.
     public func persist(_ delta: LayoutDelta) throws {
         do {
+            if delta.fromDriver, delta.outputStates.isEmpty, delta.structures == nil, delta.rooms == nil {
+                if delta.isEmpty { return }
+                try writeWithoutWaitingForTheDisk { db in try Self.apply(delta, db) }
+                return
+            }
             try write { db in
                 var step = delta
                 self.writtenOutputs.withLock { w in

@@ -209,6 +209,25 @@ public final class HearthDatabase: Sendable {
             throw .storage("\(path): cannot save: \(error)")
         }
     }
+
+    /// One transaction committed with `synchronous = NORMAL` (atomic, survives a crash of the
+    /// process, not necessarily a power cut); the writer goes back to `FULL` after it.
+    func writeWithoutWaitingForTheDisk(_ body: @Sendable (Database) throws -> Void) throws(HomeError) {
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                try db.inTransaction {
+                    try body(db)
+                    return .commit
+                }
+            }
+        } catch let error as HomeError {
+            throw error
+        } catch {
+            throw .storage("\(path): cannot save: \(error)")
+        }
+    }
 }
 
 extension HomeError.Code {

@@ -38,6 +38,30 @@ import Testing
         #expect(latest.version == core.state.version)
     }
 
+    /// A `batched()` set is worked out when it is read (issue 22), yet it is still the set as the
+    /// change that produced it left it: attribute reports after that change are not in it, and a
+    /// reader that missed many changes gets one set with all of them.
+    @Test func batchedSetIsTheStateOfItsVersionEvenWhenBuiltLater() async throws {
+        let admin = core.home(for: Principal(id: "user:admin", role: .admin))
+        driver.publish(Fixtures.thermometer("t0", celsius100: 1000))
+        var it = admin.discoveredDevices().batched().makeAsyncIterator()
+        let first = try #require(await it.next())
+        #expect(first.map(\.id) == ["p:t0"])
+        for i in 1..<40 { driver.publish(Fixtures.thermometer("t\(i)", celsius100: 1000)) }
+        let version = core.state.version
+        // Attribute reports wake no batched() reader and must not leak into the pending set.
+        driver.report("t0", TemperatureMeasurementTrait.identifier, TemperatureMeasurementTrait.Attribute.measuredValue, .int(2500))
+        #expect(core.state.version > version)
+        let latest = try #require(await it.next())
+        #expect(latest.count == 40)
+        #expect(latest.version == version)
+        let t0 = try #require(latest[id: "p:t0"])
+        #expect(t0.snapshot.primaryType?.traits[TemperatureMeasurementTrait.identifier]?[TemperatureMeasurementTrait.Attribute.measuredValue] == .int(1000))
+        // A member sees no discovered devices, however the set is built.
+        var member = core.home(for: Principal(id: "user:bob", role: .member)).discoveredDevices().batched().makeAsyncIterator()
+        #expect(try #require(await member.next()).isEmpty)
+    }
+
     @Test func streamGivesASnapshotThenOnlyWhatChanged() async throws {
         driver.publish(Fixtures.lamp("a", commission: CommissionHint(name: "A")))
         var it = home.devices().stream().makeAsyncIterator()

@@ -160,3 +160,63 @@ final class CommandLog: CommandHandler, Sendable {
     }
     func write(_ write: DriverWrite) async throws {}
 }
+
+/// Which commits wait for the disk (issue 22): a driver's registry rows are committed with
+/// `synchronous = NORMAL` (no fsync of their own), everything a person did or an output's state
+/// with `FULL`, and the writer is back at `FULL` after each.
+@Suite struct RegistryDurabilityTests {
+    /// Statements a connection ran, collected by its trace.
+    final class Statements: Sendable {
+        let list = Mutex<[String]>([])
+        /// What was collected since the last take.
+        func take() -> [String] { list.withLock { s in defer { s.removeAll() }; return s } }
+    }
+
+    /// The statements the writer connection runs from now on.
+    static func traceWriter(_ db: HearthDatabase) throws -> Statements {
+        let seen = Statements()
+        try db.pool.writeWithoutTransaction { conn in
+            conn.trace { event in
+                if case .statement(let s) = event { seen.list.withLock { $0.append(s.sql) } }
+            }
+        }
+        return seen
+    }
+
+    static func synchronous(_ db: HearthDatabase) throws -> Int? {
+        try db.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
+    }
+
+    @Test func driverRowsSkipTheirOwnFsync_layoutAndOutputsStayDurable() throws {
+        let dir = TempDir()
+        let h = try Harness(path: dir.path("hearth.sqlite"))
+        let seen = try Self.traceWriter(h.db)
+
+        // A discovered sensor: a driver's registry row, saved without waiting for the disk.
+        h.context().publish(Harness.door())
+        #expect(try h.db.registryEntry(RegistryTests.door) != nil)
+        var statements = seen.take()
+        #expect(statements.contains("PRAGMA synchronous = NORMAL"))
+        #expect(statements.last == "PRAGMA synchronous = FULL")
+        #expect(try Self.synchronous(h.db) == 2)
+
+        // An output's state is kept durably, even when a driver reported it.
+        h.context().publish(Harness.relay(on: false))
+        h.context().report("relay", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(true))
+        statements = seen.take()
+        #expect(try h.db.registryEntry(RegistryTests.relay)?.lastOnOff == true)
+        #expect(statements.filter { $0 == "PRAGMA synchronous = NORMAL" }.count == 0,
+                "the relay's publish carries its On/Off state: a durable commit")
+
+        // A person's edit (renaming a device) is durable.
+        try h.home.edit(.renameDevice(RegistryTests.door, name: "Front door"))
+        statements = seen.take()
+        #expect(!statements.contains("PRAGMA synchronous = NORMAL"))
+        #expect(try h.db.registryEntry(RegistryTests.door)?.device.name == "Front door")
+
+        // After a restart everything is there.
+        let again = try h.restarted()
+        #expect(try again.home.currentDevice(id: RegistryTests.door).name == "Front door")
+        #expect((try? again.home.currentDevice(id: RegistryTests.relay)) != nil)
+    }
+}
