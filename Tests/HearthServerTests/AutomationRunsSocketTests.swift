@@ -14,7 +14,7 @@ import Testing
 /// automation or of all, with the reading rules of `GET /automations/ID/runs`.
 @Suite struct AutomationRunsSocketTests {
     static func manual(_ id: String) -> String {
-        #"{"id":"\#(id)","name":"\#(id.uppercased())","starters":[{"manual":{}}],"actions":[{"command":{"device":"test:lamp","trait":"OnOff","command":"On"}}]}"#
+        #"{"id":"\#(id)","name":"Manual \#(id.replacingOccurrences(of: "-", with: " "))","starters":[{"manual":{}}],"actions":[{"command":{"device":"test:lamp","trait":"OnOff","command":"On"}}]}"#
     }
 
     /// The next `run` message whose trace is finished (not `running`), and every run message before it.
