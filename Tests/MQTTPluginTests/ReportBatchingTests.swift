@@ -60,7 +60,7 @@ import Testing
         #expect(host.calls.withLock { $0.map(\.count) } == [50, 50], "at most `limit` reports wait")
         // The rest waits for more input that never comes: the late hand-over takes it.
         _ = try await within(10, "the late hand-over") { () async -> Bool in
-            while host.reports.count < 120 { try? await Task.sleep(for: .milliseconds(1)) }
+            while !Task.isCancelled, host.reports.count < 120 { try? await Task.sleep(for: .milliseconds(1)) }
             return true
         }
         #expect(host.reports.map(\.value) == (0..<120).map { .int(Int64($0)) })
@@ -94,10 +94,11 @@ import Testing
         for s in 0..<sensors {
             try device.publish(
                 "homeassistant/sensor/flood/t\(s)/config",
-                #"{"stat_t": "flood/t/\#(s)", "val_tpl": "{{ value_json.t }}", "dev_cla": "temperature", "unit_of_meas": "°C", "uniq_id": "flood-t\#(s)"}"#)
+                #"{"stat_t": "flood/t/\#(s)", "val_tpl": "{{ value_json.t }}", "dev_cla": "temperature", "unit_of_meas": "°C", "uniq_id": "flood-t\#(s)"}"#,
+                retain: true)  // retained: the plugin may subscribe to discovery after this
         }
         _ = try await within(30, "every sensor's state topic subscribed") { () async -> Bool in
-            while (0..<sensors).contains(where: { !plugin.acknowledgedSubscriptions.contains("flood/t/\($0)") }) {
+            while !Task.isCancelled, (0..<sensors).contains(where: { !plugin.acknowledgedSubscriptions.contains("flood/t/\($0)") }) {
                 try? await Task.sleep(for: .milliseconds(5))
             }
             return true
@@ -118,7 +119,7 @@ import Testing
         let last = Int64(messages / sensors - 1)
         let system = core.home(for: .system)
         _ = try await within(60, "every sensor's last value in the core") { () async -> Bool in
-            while (0..<sensors).contains(where: { s in
+            while !Task.isCancelled, (0..<sensors).contains(where: { s in
                 (try? system.currentDevice(id: DeviceID(plugin: "mqtt", local: "flood-t\(s)")))?.types
                     .current(TemperatureSensorDeviceType.self)?.matterTraits.temperatureMeasurementTrait?.attributes.measuredValue.map(Int64.init) != last
             }) {
