@@ -52,9 +52,9 @@ import Testing
         #expect(Set(try w.partsList()) == all)
 
         // A device commissioned later: new endpoints, no re-pairing (same node, same engine).
-        w.driver.publish(Devices.relay("relay-2"))
-        #expect(await w.wait { w.endpoints.placement(of: w.id("relay-2")) != nil })
-        let added = try #require(w.endpoints.placement(of: w.id("relay-2"))).node
+        w.driver.publish(Devices.relay("relay2"))
+        #expect(await w.wait { w.endpoints.placement(of: w.id("relay2")) != nil })
+        let added = try #require(w.endpoints.placement(of: w.id("relay2"))).node
         #expect(added > all.max()!)
         #expect(Set(try w.partsList()) == all.union([added]))
 
@@ -64,9 +64,9 @@ import Testing
         let removed = first[w.id("door")]!.node
         #expect(!(try w.partsList()).contains(removed))
         #expect(try w.read([AttributePath(endpoint: removed, cluster: booleanState, attribute: 0)]).statuses.values.first == .unsupportedEndpoint)
-        w.driver.publish(Devices.contact("door-2"))
-        #expect(await w.wait { w.endpoints.placement(of: w.id("door-2")) != nil })
-        let replacement = try #require(w.endpoints.placement(of: w.id("door-2"))).node
+        w.driver.publish(Devices.contact("door2"))
+        #expect(await w.wait { w.endpoints.placement(of: w.id("door2")) != nil })
+        let replacement = try #require(w.endpoints.placement(of: w.id("door2"))).node
         #expect(replacement != removed && replacement > added)
         await w.endpoints.stop()
         #expect(try w.partsList().isEmpty)
