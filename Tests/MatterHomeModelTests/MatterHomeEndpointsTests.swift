@@ -148,6 +148,11 @@ import Testing
         // The device's report comes back: the cluster is marked and the server woken.
         #expect(await w.wait { w.changes.value > changesBefore && (try? w.admin.currentDevice(id: w.id("relay")))?.snapshot.primaryType?.traits[OnOffTrait.identifier]?[OnOffTrait.Attribute.onOff] == .bool(true) })
         #expect(await w.wait { (try? w.value(relay, onOff, 0)) == TLVElement(.bool(true)) })
+        // The Invoke itself moved the cluster's version: the engine sent a report on a new
+        // exchange at once; acknowledge it so the next one can go.
+        let reportExchange = ExchangeKey(session: w.session, exchangeID: 900, weInitiated: true)
+        w.engine.reportExchangeOpened(reportExchange, subscriptionID: subscription)
+        _ = try w.send(StatusResponseMessage(.success), on: reportExchange)
         let effects = w.engine.dataChanged(now: w.now)
         let reports = effects.compactMap { e -> ReportDataMessage? in
             if case .sendOnNewExchange(_, subscription, .reportData, let p) = e { try? ReportDataMessage(decoding: p) } else { nil }
