@@ -363,6 +363,12 @@ struct Layout: Hashable, Sendable {
         }
     }
 
+    /// The feature map the device reports for a trait (attribute 0xFFFC), else 0.
+    static func featureMapOf(_ trait: TraitState) -> UInt32 {
+        if case .int(let f)? = trait.attributes[AttributeID(0xFFFC)], let v = UInt32(exactly: f) { return v }
+        return 0
+    }
+
     /// The catalogue clusters of one device type: its traits the catalogue knows, with their
     /// mandatory attributes and commands plus the attributes the device reports.
     static func clusters(_ type: DeviceTypeState, catalog: Catalog) -> [ClusterPlan] {
@@ -371,9 +377,12 @@ struct Layout: Hashable, Sendable {
             guard let d = catalog.trait(id), !d.isVendor else { continue }
             let reported = Set(trait.attributes.keys)
             let attributes = d.attributes.filter { $0.conformance == .mandatory || reported.contains($0.id) }.map { $0.id.rawValue }
-            let commands = d.commands.filter { $0.conformance == .mandatory }.map { $0.id.rawValue }
-            var featureMap: UInt32 = 0
-            if case .int(let f)? = trait.attributes[AttributeID(0xFFFC)], let v = UInt32(exactly: f) { featureMap = v }
+            // Mandatory commands, and those required unless a feature is on ("!OFFONLY": On and
+            // Toggle of On/Off) — the feature map is 0 unless the device reports one.
+            let commands = d.commands.filter {
+                $0.conformance == .mandatory || ($0.conformance == .conditional && $0.conformanceExpression.hasPrefix("!") && featureMapOf(trait) == 0)
+            }.map { $0.id.rawValue }
+            let featureMap = featureMapOf(trait)
             out.append(ClusterPlan(trait: id.rawValue, attributes: attributes.sorted(), commands: commands.sorted(), featureMap: featureMap))
         }
         return out

@@ -231,8 +231,10 @@ final class BridgeWorld: @unchecked Sendable {
     /// Invokes one command; returns its status.
     func invoke(_ endpoint: UInt16, _ cluster: UInt32, _ command: UInt32, _ fields: [TLVElement] = []) throws -> InteractionStatus? {
         let path = CommandPath(endpoint: endpoint, cluster: cluster, command: command)
-        let response = try single(try send(InvokeRequestMessage(invokeRequests: [CommandData(path: path, fields: .structure(fields))]), on: exchange()),
-                                  InvokeResponseMessage.self)
+        let effects = try send(InvokeRequestMessage(invokeRequests: [CommandData(path: path, fields: .structure(fields))]), on: exchange())
+        // The response on the request's exchange (a subscription's report may follow on a new one).
+        let replies = effects.filter { if case .send(_, .invokeResponse, _) = $0 { true } else { false } }
+        let response = try single(replies, InvokeResponseMessage.self)
         guard case .status(let s)? = response.invokeResponses.first else { return nil }
         return s.status.status
     }
