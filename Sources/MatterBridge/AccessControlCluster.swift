@@ -1,3 +1,4 @@
+import Logging
 import MatterCommissioning
 import MatterInteraction
 import MatterTLV
@@ -33,7 +34,7 @@ struct AccessControlCluster: ClusterServer {
         guard attribute == 0 else { return StatusIB(.unsupportedWrite) }
         let fabric = core.accessingFabric(subject)
         guard fabric != 0 else { return StatusIB(.unsupportedAccess) }
-        do {
+        do throws(CommissioningError) {
             var entries: [AccessControlEntry]
             switch operation {
             case .replace(let list):

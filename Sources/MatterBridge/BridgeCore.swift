@@ -44,7 +44,7 @@ final class BridgeCore: Sendable {
     /// Runs a commissioning command, then asks for a resync with its events (also after a
     /// refusal: RevokeCommissioning expires the fail-safe before answering WindowNotOpen).
     func run<T: Sendable>(_ body: (inout CommissioningState) throws(CommissioningError) -> T) throws(CommissioningError) -> T {
-        do {
+        do throws(CommissioningError) {
             let (result, events) = try commissioning.run(body)
             signal.yield(events)
             return result

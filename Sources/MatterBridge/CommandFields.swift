@@ -1,3 +1,4 @@
+import Logging
 import MatterCommissioning
 import MatterInteraction
 import MatterTLV
@@ -25,7 +26,7 @@ struct CommandFields {
     }
 
     private static func convert<T>(_ n: UInt8, _ body: () throws(TLVError) -> T) throws(CommissioningError) -> T {
-        do { return try body() } catch {
+        do throws(TLVError) { return try body() } catch {
             throw CommissioningError(error.code == .outOfRange ? .constraintError : .invalidCommand, "field \(n): \(error)")
         }
     }
@@ -71,7 +72,7 @@ extension CommandResult {
 
     /// Runs a command handler; its `CommissioningError` becomes the status.
     static func handling(_ body: () throws(CommissioningError) -> CommandResult) -> CommandResult {
-        do { return try body() } catch { return CommandResult(error) }
+        do throws(CommissioningError) { return try body() } catch { return CommandResult(error) }
     }
 
     /// A response command whose fields are these context-tagged members.

@@ -1,3 +1,4 @@
+import Logging
 import MatterCommissioning
 import MatterInteraction
 import MatterTLV
@@ -34,7 +35,7 @@ struct GeneralCommissioningCluster: ClusterServer {
         guard case .replace(let value) = operation, let breadcrumb = try? value.uint(as: UInt64.self) else {
             return StatusIB(.invalidDataType)
         }
-        do {
+        do throws(CommissioningError) {
             try core.run { (s: inout CommissioningState) throws(CommissioningError) in s.setBreadcrumb(breadcrumb) }
         } catch {
             return StatusIB(IMStatus(rawValue: error.status.rawValue))

@@ -1,5 +1,5 @@
-import MatterCommissioning
-import MatterSecurity
+public import MatterCommissioning
+public import MatterSecurity
 
 /// How the bridge presents itself.
 public struct MatterBridgeConfiguration: Sendable {

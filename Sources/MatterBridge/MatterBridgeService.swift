@@ -5,7 +5,7 @@ public import Logging
 public import MatterCommissioning
 public import MatterInteraction
 import MatterMessaging
-import MatterSecurity
+public import MatterSecurity
 import Synchronization
 
 /// Hearth's Matter node: one UDP socket (port 5540 by default, IPv6 dual-stack), PASE while a
@@ -74,7 +74,7 @@ public final class MatterBridgeService: Sendable {
         self.node = node
         self.publisher = configuration.advertise ? publisher : nil
         self.database = database
-        let secrets = try Self.onboardingSecrets(store, logger: logger)
+        let secrets = try MatterBridgeService.onboardingSecrets(store, logger: logger)
         let attestation: DeviceAttestationCredentials
         let verifier: Spake2pVerifier
         do {
@@ -95,15 +95,18 @@ public final class MatterBridgeService: Sendable {
         } catch {
             throw MatterBridgeError("cannot load the Matter fabrics: \(error)")
         }
-        core = BridgeCore(commissioning: commissioning, onboarding: secrets, configuration: configuration,
-                          rebootCount: UInt16(truncatingIfNeeded: min(reboots, 0xFFFF)), logger: logger)
+        let core = BridgeCore(commissioning: commissioning, onboarding: secrets, configuration: configuration,
+                              rebootCount: UInt16(truncatingIfNeeded: min(reboots, 0xFFFF)), logger: logger)
+        let udp: MatterUDPNode<ContinuousClock>
         do {
             udp = try MatterUDPNode(port: configuration.port)
         } catch {
             throw MatterBridgeError("cannot bind Matter's UDP port \(configuration.port): \(error)")
         }
-        let access = BridgeAccessChecker(core: core, node: node)
-        server = InteractionServer(node: udp, engine: InteractionEngine(model: node, access: access))
+        let server = InteractionServer(node: udp, engine: InteractionEngine(model: node, access: BridgeAccessChecker(core: core, node: node)))
+        self.core = core
+        self.udp = udp
+        self.server = server
         secureChannel = udp.events(for: .secureChannel)
         sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier)
         installRootEndpoints()
@@ -134,7 +137,7 @@ public final class MatterBridgeService: Sendable {
         let c = configuration
         node.addEndpoint(0, deviceTypes: [.rootNode], clusters: [
             BasicInformation.cluster(vendorName: c.vendorName, vendorID: c.vendorID, productName: c.deviceName, productID: c.productID,
-                                     uniqueID: "hearth-" + String(core.onboarding.dacKey.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, radix: 16)),
+                                     uniqueID: "hearth-" + SHA256.hash(data: core.onboarding.dacCertificate).prefix(8).map { String(format: "%02x", $0) }.joined()),
             AccessControlCluster(core: core),
             GeneralCommissioningCluster(core: core),
             NetworkCommissioningCluster(networkID: Array("hearth-ethernet".utf8)),
@@ -184,7 +187,7 @@ public final class MatterBridgeService: Sendable {
     /// - Throws: when a fail-safe is armed or an administrator's window is open.
     public func openCommissioningWindow() throws(MatterBridgeError) {
         let timeout = configuration.windowTimeout
-        do {
+        do throws(CommissioningError) {
             try core.run { (s: inout CommissioningState) throws(CommissioningError) in
                 guard s.failSafe == nil else {
                     throw CommissioningError(.busy, "a controller is commissioning right now (fail-safe armed)")
@@ -204,7 +207,7 @@ public final class MatterBridgeService: Sendable {
     /// Removes a fabric (its ACL entries and keys) and ends its sessions.
     public func removeFabric(_ index: UInt8) throws(MatterBridgeError) {
         let response: NOCResponse
-        do {
+        do throws(CommissioningError) {
             response = try core.run { (s: inout CommissioningState) throws(CommissioningError) in s.removeFabric(index) }
         } catch {
             throw MatterBridgeError(error.message)

@@ -1,3 +1,4 @@
+import Logging
 import MatterCommissioning
 import MatterInteraction
 import MatterTLV

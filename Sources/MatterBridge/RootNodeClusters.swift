@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import MatterCommissioning
 import MatterInteraction
 import MatterTLV
@@ -144,7 +145,8 @@ struct GeneralDiagnosticsCluster: ClusterServer {
         }
     }
 
-    /// NetworkInterface (11.12.4.3) of each non-loopback interface that is up.
+    /// NetworkInterface (11.12.4.3) of each non-loopback interface that is up (no hardware
+    /// address: reading it needs netpacket, which Glibc's module does not export).
     struct Interface {
         var name: String
         var hardwareAddress: [UInt8] = []
@@ -180,11 +182,6 @@ struct GeneralDiagnosticsCluster: ClusterServer {
             case AF_INET6:
                 let a = addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
                 found[name]!.ipv6.append(withUnsafeBytes(of: a) { Array($0) })
-            case AF_PACKET:
-                let mac = addr.withMemoryRebound(to: sockaddr_ll.self, capacity: 1) { p in
-                    withUnsafeBytes(of: p.pointee.sll_addr) { Array($0.prefix(Int(p.pointee.sll_halen))) }
-                }
-                found[name]!.hardwareAddress = mac
             default: break
             }
         }

@@ -83,13 +83,13 @@ struct MatterAdmin: MatterAdministration {
     }
 
     func openMatterWindow() throws(HomeError) -> WireMatter {
-        do { try service.openCommissioningWindow() } catch { throw .invalidArgument(error.message) }
+        do throws(MatterBridgeError) { try service.openCommissioningWindow() } catch { throw .invalidArgument(error.message) }
         return matterStatus()
     }
 
     func removeMatterFabric(_ index: Int) throws(HomeError) -> WireMatter {
         guard let i = UInt8(exactly: index) else { throw .notFound("no fabric \(index)") }
-        do { try service.removeFabric(i) } catch { throw .notFound(error.message) }
+        do throws(MatterBridgeError) { try service.removeFabric(i) } catch { throw .notFound(error.message) }
         return matterStatus()
     }
 }
