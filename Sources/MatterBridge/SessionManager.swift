@@ -49,11 +49,11 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
         for await event in events {
             guard case .message(let m) = event else { continue }
             prune(&state)
-            guard let opcode = SecureChannelOpcode(rawValue: m.opcode) else { continue }
+            guard let opcode = MatterSecurity.SecureChannelOpcode(rawValue: m.opcode) else { continue }
             if case .secure(let id) = m.exchange.session {
                 // On a secure session only CloseSession matters here (acks are the layer's).
-                if opcode == .statusReport, let report = try? StatusReport(decoding: m.payload),
-                    report.protocolCode == StatusReport.SecureChannelCode.closeSession.rawValue
+                if opcode == .statusReport, let report = try? MatterSecurity.StatusReport(decoding: m.payload),
+                    report.protocolCode == MatterSecurity.StatusReport.SecureChannelCode.closeSession.rawValue
                 {
                     core.logger.info("Matter session closed by the peer", metadata: ["session": "\(id)"])
                     closeSession(UInt64(id))
@@ -65,8 +65,8 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
             case .pbkdfParamRequest:
                 guard let responder = paseResponder(&state) else {
                     core.logger.info("Matter PASE refused: no commissioning window is open", metadata: ["peer": "\(m.from)"])
-                    try? node.send(on: m.exchange, opcode: SecureChannelOpcode.statusReport.rawValue,
-                                   payload: StatusReport(.failure, .invalidParameter).encoded, protocolID: .secureChannel)
+                    try? node.send(on: m.exchange, opcode: MatterSecurity.SecureChannelOpcode.statusReport.rawValue,
+                                   payload: MatterSecurity.StatusReport(.failure, .invalidParameter).encoded, protocolID: .secureChannel)
                     node.close(m.exchange)
                     continue
                 }

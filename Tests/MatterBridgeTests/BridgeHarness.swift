@@ -81,7 +81,7 @@ final class TestController: Sendable {
         var iterator = secureChannel.makeAsyncIterator()
         for _ in 0..<10 {
             guard let event = await iterator.next() else { throw ControllerError("no PASE answer") }
-            guard case .message(let m) = event, let opcode = SecureChannelOpcode(rawValue: m.opcode) else { continue }
+            guard case .message(let m) = event, let opcode = MatterSecurity.SecureChannelOpcode(rawValue: m.opcode) else { continue }
             for effect in initiator.receive(opcode, m.payload) {
                 switch effect {
                 case .send(let msg):
