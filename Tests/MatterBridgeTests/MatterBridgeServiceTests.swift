@@ -27,8 +27,9 @@ struct MatterBridgeServiceTests {
         let (db, store) = try dir.open()
         let publisher = RecordingPublisher()
         let (service, task) = try start(store, publisher: publisher)
+        // run() opens the first window: no fabric yet.
+        #expect(await eventually { service.status.windowStatus == WindowStatus.basicWindowOpen.rawValue })
         let status = service.status
-        #expect(status.windowStatus == WindowStatus.basicWindowOpen.rawValue)
         #expect(status.fabrics.isEmpty)
         let parsed = try QRCodePayload(parsing: status.qrPayload)
         #expect(parsed.discriminator.value == status.discriminator)
