@@ -138,7 +138,7 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
-                "MQTTExport", "HomeAutomation", "HAPBridge",
+                "MQTTExport", "HomeAutomation", "HAPBridge", "HAP", "MatterBridge", "MatterInteraction", "MatterCommissioning",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -298,6 +298,23 @@ let package = Package(
             dependencies: [
                 "MatterCommissioning", "MatterSecurity", "MatterTLV", "HomeStorage", "HAP", grdb, logging,
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: settings),
+
+        // The Matter bridge service (issue 21 part A): one node on UDP, PASE/CASE session
+        // manager, root-node clusters on the commissioning state, the Aggregator, DNS-SD.
+        .target(
+            name: "MatterBridge",
+            dependencies: [
+                "MatterMessaging", "MatterSecurity", "MatterInteraction", "MatterCommissioning", "MatterTLV", "HomeStorage", logging,
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: settings),
+        .testTarget(
+            name: "MatterBridgeTests",
+            dependencies: [
+                "MatterBridge", "MatterMessaging", "MatterSecurity", "MatterInteraction", "MatterCommissioning", "MatterTLV", "MatterTLVFuzz",
+                "HomeStorage", logging, .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: settings),
 

@@ -56,8 +56,10 @@ public struct HearthConfig: Sendable {
     public var home = HomeSection()
     /// `hap:`: the HomeKit bridge (off by default).
     public var hap = HAP()
+    /// `matter:`: the Matter bridge (off by default).
+    public var matter = Matter()
 
-    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics", "exposure", "scenes", "automations", "location", "hap"]
+    public static let topLevelKeys: Set<String> = ["log", "core", "storage", "plugins", "server", "metrics", "exposure", "scenes", "automations", "location", "hap", "matter"]
 
     /// Reads and checks the file.
     ///
@@ -230,6 +232,7 @@ public struct HearthConfig: Sendable {
         if let e = top["exposure"] { config.exposure = try Exposure.parse(e, problem: problem) }
         config.home = try HomeSection.parse(top, file: file, lines: lines, problem: problem)
         if let h = top["hap"] { config.hap = try HAP.parse(h, baseDir: baseDir, problem: problem) }
+        if let m = top["matter"] { config.matter = try Matter.parse(m, baseDir: baseDir, problem: problem) }
         return config
     }
 

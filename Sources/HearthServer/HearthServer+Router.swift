@@ -42,6 +42,7 @@ extension HearthServer {
         api.addRoutes(UserRoutes(server: self).collection)
         api.addRoutes(ExposureRoutes(server: self).collection)
         api.addRoutes(HAPRoutes(server: self).collection)
+        api.addRoutes(MatterRoutes(server: self).collection)
         api.addRoutes(AutomationRoutes(server: self).collection)
         api.addRoutes(GrantRoutes(server: self).admin)
         api.addRoutes(PermissionChangeRoutes(server: self).app)

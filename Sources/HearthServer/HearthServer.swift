@@ -70,6 +70,8 @@ public struct HearthServer: Service {
     let automations: (any AutomationControl)?
     /// The HomeKit bridges (`/hap`); nil: those routes answer 404.
     let hap: (any HAPAdministration)?
+    /// The Matter bridge (`/matter`); nil: those routes answer 404.
+    let matter: (any MatterAdministration)?
     let sockets = LiveSockets()
     let consent = ConsentWaiters()
     /// Each device state's JSON, encoded once for every WebSocket subscription that sends it.
@@ -97,9 +99,11 @@ public struct HearthServer: Service {
         loginLimiter: (any AttemptLimiter)? = nil, setupLimiter: (any AttemptLimiter)? = nil,
         appRequestLimiter: (any AttemptLimiter)? = nil, logger: Logger = Logger(label: "hearth.server"), onListening: @escaping @Sendable (Int) async -> Void = { _ in },
         recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil,
-        scenes: SceneBook? = nil, automations: (any AutomationControl)? = nil, hap: (any HAPAdministration)? = nil
+        scenes: SceneBook? = nil, automations: (any AutomationControl)? = nil, hap: (any HAPAdministration)? = nil,
+        matter: (any MatterAdministration)? = nil
     ) {
         self.hap = hap
+        self.matter = matter
         self.exposure = exposure
         self.scenes = scenes
         self.automations = automations

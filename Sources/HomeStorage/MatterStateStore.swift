@@ -43,6 +43,16 @@ public final class MatterStateStore: MatterStore {
                     CREATE TABLE matter_endpoint (device_id TEXT PRIMARY KEY NOT NULL, endpoint INTEGER NOT NULL UNIQUE);
                     """)
         }
+        migrator.registerMigration("matter-v2-onboarding") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE matter_onboarding (
+                        id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                        passcode INTEGER NOT NULL, discriminator INTEGER NOT NULL, salt BLOB NOT NULL, iterations INTEGER NOT NULL,
+                        dac_key BLOB NOT NULL, dac BLOB NOT NULL, cd BLOB NOT NULL
+                    );
+                    """)
+        }
     }
 
     static let endpointNextCounter = "endpoint.next"
@@ -171,6 +181,36 @@ public final class MatterStateStore: MatterStore {
     func run<T>(_ what: String, _ body: () throws -> T) throws(MatterStoreError) -> T {
         do { return try body() } catch let error as MatterStoreError { throw error } catch {
             throw MatterStoreError("could not \(what): \(error)")
+        }
+    }
+}
+
+extension MatterStateStore: OnboardingStore {
+    public func loadOnboarding() throws(MatterStoreError) -> OnboardingSecrets? {
+        try run("read the Matter onboarding secrets") { () throws -> OnboardingSecrets? in
+            try writer.read { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM matter_onboarding WHERE id = 1").map { row in
+                    OnboardingSecrets(
+                        passcode: UInt32(row["passcode"] as Int64), discriminator: UInt16(row["discriminator"] as Int64),
+                        salt: [UInt8](row["salt"] as Data), iterations: Int(row["iterations"] as Int64),
+                        dacKey: [UInt8](row["dac_key"] as Data), dacCertificate: [UInt8](row["dac"] as Data),
+                        certificationDeclaration: [UInt8](row["cd"] as Data))
+                }
+            }
+        }
+    }
+
+    public func saveOnboarding(_ s: OnboardingSecrets) throws(MatterStoreError) {
+        try run("save the Matter onboarding secrets") { () throws in
+            try writer.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO matter_onboarding (id, passcode, discriminator, salt, iterations, dac_key, dac, cd)
+                        VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [Int64(s.passcode), Int64(s.discriminator), Data(s.salt), Int64(s.iterations), Data(s.dacKey),
+                                Data(s.dacCertificate), Data(s.certificationDeclaration)])
+            }
         }
     }
 }

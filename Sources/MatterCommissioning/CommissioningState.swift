@@ -172,6 +172,11 @@ public struct CommissioningState: Sendable {
         return CommissioningResponse(.ok)
     }
 
+    /// A write of the Breadcrumb attribute (11.10.6.1).
+    public mutating func setBreadcrumb(_ value: UInt64) {
+        breadcrumb = value
+    }
+
     // MARK: - Time and sessions
 
     /// Expires the fail-safe and closes the window when their time has come.

@@ -14,11 +14,15 @@ public struct Subject: Hashable, Sendable {
     public var fabricIndex: UInt8
     /// The peer's operational node ID (CASE), or the PASE passcode ID (0) for PASE.
     public var nodeID: UInt64
+    /// The session's identifier as its owner chose it (0 when unknown): lets a cluster find
+    /// what else it needs of the session (the attestation challenge of commissioning commands).
+    public var sessionID: UInt64
 
-    public init(authMode: AuthMode, fabricIndex: UInt8, nodeID: UInt64) {
+    public init(authMode: AuthMode, fabricIndex: UInt8, nodeID: UInt64, sessionID: UInt64 = 0) {
         self.authMode = authMode
         self.fabricIndex = fabricIndex
         self.nodeID = nodeID
+        self.sessionID = sessionID
     }
 
     /// A commissioner over PASE (implicitly an administrator while commissioning, 6.6.2.9).

@@ -14,7 +14,7 @@ struct Hearth: AsyncParsableCommand {
             DevicesCommand.self, DeviceCommand.self, RoomsCommand.self, StructuresCommand.self, DiscoveredCommand.self,
             CommissionCommand.self, InvokeCommand.self, SetCommand.self, WatchCommand.self, UsersCommand.self, GrantsCommand.self,
             LoginCommand.self, LogoutCommand.self, PasswdCommand.self, SetupCommand.self, PluginsCommand.self, CatalogCommand.self,
-            DoctorHandOver.self, BackupHandOver.self, RestoreHandOver.self, RestoreOnStartHandOver.self, HAPHandOver.self, ReloadCommand.self, ExposureCommand.self,
+            DoctorHandOver.self, BackupHandOver.self, RestoreHandOver.self, RestoreOnStartHandOver.self, HAPHandOver.self, MatterCommand.self, ReloadCommand.self, ExposureCommand.self,
             ScenesCommand.self, AutomationsCommand.self,
         ])
 }

@@ -14,7 +14,8 @@ enum APIServer {
     static func make(
         _ settings: HearthConfig.Server, database: HearthDatabase, core: HomeCore, pluginStatuses: @escaping @Sendable () -> [WirePlugin],
         logger: Logger, recentLog: RecentLog? = nil, metrics: (@Sendable () -> [UInt8])? = nil, exposure: ExposureSettings? = nil,
-        scenes: SceneBook? = nil, automations: AutomationEngine? = nil, hap: (any HAPAdministration)? = nil
+        scenes: SceneBook? = nil, automations: AutomationEngine? = nil, hap: (any HAPAdministration)? = nil,
+        matter: (any MatterAdministration)? = nil
     ) throws -> HearthServer {
         let fm = FileManager.default
         try fm.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -39,7 +40,7 @@ enum APIServer {
             core: core, access: access, configuration: .init(host: settings.host, port: settings.port, webDirectory: web, connections: settings.connectionLimits),
             pluginStatuses: pluginStatuses,
             logger: Logger(label: "hearth.server"), onListening: { _ in InheritedDescriptors.markCloseOnExec() }, recentLog: recentLog,
-            metrics: metrics, exposure: exposure, scenes: scenes, automations: automations, hap: hap)
+            metrics: metrics, exposure: exposure, scenes: scenes, automations: automations, hap: hap, matter: matter)
     }
 }
 

@@ -188,12 +188,15 @@ struct Hearthd: AsyncParsableCommand {
         services += ExposureSetup.services(settings.exposure, settings: exposure, core: core)
         let hap = settings.hap.enabled ? try HAPSetup.bridge(settings, exposure: exposure, core: core, logger: logger) : nil
         if let hap { services.append(hap) }
+        let matter = settings.matter.enabled ? try MatterSetup.bridge(settings, core: core, logger: logger) : nil
+        if let matter { services.append(matter) }
         if let server = settings.server {
             services.append(
                 try APIServer.make(
                     server, database: database, core: core, pluginStatuses: { plan.registry.statuses().map(\.wire) }, logger: logger,
                     recentLog: recentLog, metrics: renderMetrics, exposure: exposure, scenes: automations.scenes,
-                    automations: automations.engine, hap: hap.map(HAPAdmin.init)))
+                    automations: automations.engine, hap: hap.map(HAPAdmin.init),
+                    matter: matter.map { MatterAdmin(service: $0.bridge) }))
         }
         if let renderMetrics, let host = settings.metrics.host, let port = settings.metrics.port {
             // Once bound, the listener is close-on-exec (see `InheritedDescriptors`), like the API's.

@@ -5,6 +5,7 @@
 //   matter-test-responder --port 5541 --passcode 20202021 [--timeout 30] [--stay]
 //   matter-test-responder case-csr … | case-run …   (CASE with another authority's certificates: CASECheck.swift)
 //   matter-test-responder im …   (PASE, then Interaction Model reads/invokes/subscriptions: InteractionMode.swift)
+//   matter-test-responder write-paa FILE   (the test PAA, DER, for a controller's trust store)
 //
 // Development tool: it speaks only the unsecured session (PASE); no MRP retransmission (a lost
 // reply is repeated when the peer retransmits), no discovery.
@@ -73,6 +74,13 @@ case "case-csr": runCaseCSR(Array(CommandLine.arguments.dropFirst(2)))
 case "case-run": runCaseCheck(Array(CommandLine.arguments.dropFirst(2)))
 case "commissioning-check": runCommissioningCheck(Array(CommandLine.arguments.dropFirst(2)))
 case "im": await runInteractionResponder(Array(CommandLine.arguments.dropFirst(2)))
+case "write-paa":
+    // The CSA test PAA (DER) for a controller's PAA trust store, so it accepts Hearth's development DAC chain.
+    guard CommandLine.arguments.count == 3, let file = fopen(CommandLine.arguments[2], "w") else { say("usage: write-paa FILE"); exit(64) }
+    let paa = DevelopmentAttestation.paaCertificate
+    let written = paa.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    fclose(file)
+    exit(written == paa.count ? 0 : 1)
 default: break
 }
 
