@@ -138,7 +138,7 @@ let package = Package(
             name: "hearthd",
             dependencies: [
                 "HomeCore", "HomeStorage", "PluginHost", "HearthServer", "HearthAPI", "HearthConfiguration", pluginKit, logging, metrics,
-                "MQTTExport", "HomeAutomation", "HAPBridge", "HAP", "MatterBridge", "MatterInteraction", "MatterCommissioning",
+                "MQTTExport", "HomeAutomation", "HAPBridge", "HAP", "MatterBridge", "MatterHomeModel", "MatterInteraction", "MatterCommissioning",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -8,7 +8,7 @@ extension AutomationEngine {
     // MARK: - The tap
 
     /// Processes tapped changes in core order (``run()`` feeds it; tests may call it).
-    func process(_ changes: [TappedChange], dropped: UInt64) {
+    func process(_ changes: [TappedChange], dropped: UInt64, newestDroppedVersion: UInt64 = 0) {
         if dropped > 0 {
             droppedChanges += dropped
             notify("automations: \(dropped) accepted change(s) were dropped (the engine fell 10,000 changes behind); starters may have missed them")
@@ -36,6 +36,9 @@ extension AutomationEngine {
             retryPending()
         }
         if let last = changes.last { processedVersion = max(processedVersion, last.version) }
+        // A dropped change is never seen: count past it, or whoever waits for its version
+        // (`waitForVersion`) would wait for ever.
+        processedVersion = max(processedVersion, newestDroppedVersion)
         let waiters = changeWaiters
         changeWaiters = [:]
         for w in waiters.values { w.resume() }

@@ -149,8 +149,8 @@ public actor AutomationEngine {
         start()
         let tap = self.tap
         await withTaskCancellationHandler {
-            while let (changes, dropped) = await tap.next() {
-                self.process(changes, dropped: dropped)
+            while let batch = await tap.next() {
+                self.process(batch.changes, dropped: batch.dropped, newestDroppedVersion: batch.newestDroppedVersion)
             }
         } onCancel: {
             tap.close()

@@ -35,6 +35,8 @@ public final class ChangeTap: Sendable {
     struct State {
         var queue = Deque<TappedChange>()
         var dropped: UInt64 = 0
+        /// The version of the newest dropped change since the last take (0: none).
+        var newestDropped: UInt64 = 0
         var waiter: CheckedContinuation<Void, Never>?
         var closed = false
     }
@@ -54,6 +56,7 @@ public final class ChangeTap: Sendable {
             guard !s.closed else { return nil }
             if s.queue.count >= capacity {
                 s.dropped += 1
+                s.newestDropped = change.version
             } else {
                 s.queue.append(change)
             }
@@ -62,15 +65,25 @@ public final class ChangeTap: Sendable {
         }
     }
 
+    /// What one ``next()`` takes: the waiting changes in order, how many were dropped since the
+    /// last take, and the newest dropped change's version (0 when none was), so the reader can
+    /// count itself past changes it will never see.
+    public struct Batch: Sendable {
+        public let changes: [TappedChange]
+        public let dropped: UInt64
+        public let newestDroppedVersion: UInt64
+    }
+
     /// Takes every waiting change (in order) and the drop count since the last take; waits
     /// when there is none. Returns nil once the tap is closed and empty.
-    public func next() async -> (changes: [TappedChange], dropped: UInt64)? {
+    public func next() async -> Batch? {
         while true {
-            let taken: (changes: [TappedChange], dropped: UInt64)?? = state.withLock { s in
+            let taken: Batch?? = state.withLock { s in
                 if !s.queue.isEmpty || s.dropped > 0 {
-                    let out = (Array(s.queue), s.dropped)
+                    let out = Batch(changes: Array(s.queue), dropped: s.dropped, newestDroppedVersion: s.newestDropped)
                     s.queue.removeAll(keepingCapacity: true)
                     s.dropped = 0
+                    s.newestDropped = 0
                     return .some(out)
                 }
                 return s.closed ? .some(nil) : nil

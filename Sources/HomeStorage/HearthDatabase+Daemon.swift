@@ -12,6 +12,7 @@ extension HearthDatabase {
             AccessStore.registerMigrations(in: &migrator)
             ExposureStateStore.registerMigrations(in: &migrator)
             AutomationStateStore.registerMigrations(in: &migrator)
+            MatterEndpointStore.registerMigrations(in: &migrator)
         }
     }
 }

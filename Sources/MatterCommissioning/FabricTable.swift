@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 public import MatterSecurity
 
 /// One fabric this node belongs to (Core Specification 11.18.4.5 FabricDescriptorStruct, plus

@@ -188,7 +188,7 @@ struct Hearthd: AsyncParsableCommand {
         services += ExposureSetup.services(settings.exposure, settings: exposure, core: core)
         let hap = settings.hap.enabled ? try HAPSetup.bridge(settings, exposure: exposure, core: core, logger: logger) : nil
         if let hap { services.append(hap) }
-        let matter = settings.matter.enabled ? try MatterSetup.bridge(settings, core: core, logger: logger) : nil
+        let matter = settings.matter.enabled ? try MatterSetup.bridge(settings, exposure: exposure, database: database, core: core, logger: logger) : nil
         if let matter { services.append(matter) }
         if let server = settings.server {
             services.append(

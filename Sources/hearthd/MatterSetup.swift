@@ -5,16 +5,20 @@ import HearthConfiguration
 import HearthServer
 import HomeCore
 import HomeModel
+import HomeStorage
 import Logging
 import MatterBridge
 import MatterCommissioning
+import MatterHomeModel
 import MatterInteraction
 import ServiceLifecycle
 
 /// `matter:` in hearth.yaml → the Matter bridge service: one node on UDP, advertised through
 /// the avahi advertiser HAP uses too.
 enum MatterSetup {
-    static func bridge(_ config: HearthConfig, core: HomeCore, logger: Logger) throws -> MatterBridgeRunner {
+    static func bridge(
+        _ config: HearthConfig, exposure: ExposureSettings, database: HearthDatabase, core: HomeCore, logger: Logger
+    ) throws -> MatterBridgeRunner {
         let m = config.matter
         let node = MatterNode()
         let bridge = try MatterBridgeService(
@@ -22,18 +26,13 @@ enum MatterSetup {
             node: node, publisher: AvahiMatterPublisher(advertiser: DNSSDAdvertiser()), logger: Logger(label: "hearth.matter"))
         logger.info("Matter bridge on", metadata: ["udp": "\(bridge.port)", "state": "\(config.matterStatePath)"])
 
-        // ─── BRIDGED ENDPOINTS (issue 21 part B) ──────────────────────────────────────────────
-        // Install the bridged devices into `node` here, under the Aggregator (endpoint
-        // `MatterBridgeService.aggregatorEndpoint`, 1): `node.addEndpoint(n, deviceTypes: […, .bridgedNode],
-        // parent: 1, clusters: […])` for n ≥ 2, `node.removeEndpoint(n)` when a device goes;
-        // PartsList and the data versions follow by themselves. After a value behind a cluster
-        // changed: `node.markChanged(path)` then `bridge.dataChanged()`. Part B's
-        // `MatterHomeEndpoints` (HomeCore → endpoints) is called from here, e.g.
-        //     let endpoints = MatterHomeEndpoints(core: core, settings: exposure, node: node, onChange: bridge.dataChanged)
-        //     return MatterBridgeRunner(bridge: bridge, companions: [endpoints])
-        // ─────────────────────────────────────────────────────────────────────────────────────
-        _ = core
-        return MatterBridgeRunner(bridge: bridge, companions: [])
+        // The bridged devices: every device the shared exposure setting lets out, as endpoints
+        // under the Aggregator (endpoint 1), numbered from 2 and kept in the database.
+        let endpoints = MatterHomeEndpoints(
+            core: core, settings: exposure, node: node, aggregator: MatterBridgeService.aggregatorEndpoint,
+            store: database.matterEndpointStore(), dataChanged: { [bridge] in bridge.dataChanged() },
+            logger: Logger(label: "hearth.matter.bridge"))
+        return MatterBridgeRunner(bridge: bridge, companions: [MatterEndpointsService(endpoints: endpoints)])
     }
 }
 
@@ -51,6 +50,18 @@ struct MatterBridgeRunner: Service {
             _ = try await group.next()
             group.cancelAll()
         }
+    }
+}
+
+/// Keeps the bridged endpoints following the home while the bridge runs.
+struct MatterEndpointsService: Service {
+    let endpoints: MatterHomeEndpoints
+
+    func run() async throws {
+        endpoints.start()
+        // Until the graceful shutdown or the runner's cancellation.
+        try? await gracefulShutdown()
+        await endpoints.stop()
     }
 }
 

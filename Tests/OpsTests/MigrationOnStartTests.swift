@@ -108,7 +108,7 @@ import Glibc
 
         // The data the old release kept is still there, under the current schema.
         #expect(try await Self.query(database, "SELECT identifier FROM grdb_migrations ORDER BY rowid", in: dir)
-            == "hearth-v1-layout\nhearth-v2-outputs\naccess-v1\naccess-v2-grant-changes\naccess-v3-favourites\nexposure-v1\nautomation-v1\nautomation-v2-runs")
+            == "hearth-v1-layout\nhearth-v2-outputs\naccess-v1\naccess-v2-grant-changes\naccess-v3-favourites\nexposure-v1\nautomation-v1\nautomation-v2-runs\nmatter-endpoints-v1")
         #expect(try await Self.query(database, "SELECT s.name, r.name FROM room r JOIN structure s ON s.id = r.structureID", in: dir)
             == "Home|Kitchen")
 
