@@ -175,7 +175,7 @@ final class CommandLog: CommandHandler, Sendable {
     /// The statements the writer connection runs from now on.
     static func traceWriter(_ db: HearthDatabase) throws -> Statements {
         let seen = Statements()
-        try db.pool.writeWithoutTransaction { conn in
+        db.pool.writeWithoutTransaction { conn in
             conn.trace { event in
                 if case .statement(let s) = event { seen.list.withLock { $0.append(s.sql) } }
             }
