@@ -221,7 +221,9 @@ public struct CASEResponder: HandshakeStateMachine {
             resumptionID: newID, sigma2ResumeMIC: try CASE.seal([], key: s2rk, nonce: CASE.resume2Nonce),
             responderSessionID: localSessionID
         ).encoded()
-        let keys = SessionKeys.derive(secret: record.sharedSecret, salt: sigma1.initiatorRandom + newID, info: "SessionResumptionKeys")
+        // The session keys' salt takes the resumption ID Sigma1 presented (the CHIP SDK derives
+        // them so; only S2RK uses the new ID): with the new one every message fails its MIC.
+        let keys = SessionKeys.derive(secret: record.sharedSecret, salt: sigma1.initiatorRandom + id, info: "SessionResumptionKeys")
         state = .finished
         let next = CASEResumptionRecord(resumptionID: newID, sharedSecret: record.sharedSecret, peerNodeID: record.peerNodeID,
                                         fabricIndex: record.fabricIndex)
@@ -305,7 +307,7 @@ public struct CASEInitiator: HandshakeStateMachine {
             }
             _ = sigma1
             state = .finished
-            let keys = SessionKeys.derive(secret: resumption.sharedSecret, salt: request.initiatorRandom + answer.resumptionID,
+            let keys = SessionKeys.derive(secret: resumption.sharedSecret, salt: request.initiatorRandom + resumption.resumptionID,
                                           info: "SessionResumptionKeys")
             return [
                 .send(SecureChannelMessage(.statusReport, StatusReport.sessionEstablished.encoded)),

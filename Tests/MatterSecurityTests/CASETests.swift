@@ -86,6 +86,17 @@ import Testing
         #expect(ri.keys == rr.keys)
         #expect(ri.keys != si.keys)
         #expect(rr.peerNodeID == 0x1111)
+        // The resumed keys are salted with Sigma1's initiatorRandom and the resumption ID Sigma1
+        // presented (the old one), as the CHIP SDK derives them; S2RK alone uses the new ID.
+        var i4 = CASEInitiator(credentials: a, peerNodeID: b.nodeID, localSessionID: 13, resumption: si.resumption)
+        var r4 = CASEResponder(fabrics: [b], localSessionID: 23, resumptions: [try #require(sr.resumption)])
+        let request = try i4.start()
+        let sigma1 = try Sigma1(decoding: request.payload)
+        let resumed = try #require(Self.session(r4.receive(request.opcode, request.payload)))
+        let presented = try #require(si.resumption)
+        #expect(resumed.resumption?.resumptionID != presented.resumptionID)
+        #expect(resumed.keys == SessionKeys.derive(secret: presented.sharedSecret, salt: sigma1.initiatorRandom + presented.resumptionID,
+                                                   info: "SessionResumptionKeys"))
         // An unknown resumption record falls back to a full handshake.
         var i3 = CASEInitiator(credentials: a, peerNodeID: b.nodeID, localSessionID: 12, resumption: si.resumption)
         var r3 = CASEResponder(fabrics: [b], localSessionID: 22, resumptions: [])

@@ -41,10 +41,11 @@ import X509
 
     func subject(of der: [UInt8]) throws -> DistinguishedName { try Certificate(derEncoded: der).subject }
 
-    func dac(vendorID: UInt16 = 0xFFF1, productID: UInt16 = 0x8000, key: P256.Signing.PrivateKey) throws -> [UInt8] {
+    func dac(vendorID: UInt16 = 0xFFF1, productID: UInt16 = 0x8000, key: P256.Signing.PrivateKey,
+             notBefore: Date = Date(timeIntervalSince1970: 1_625_097_600)) throws -> [UInt8] {
         try DeviceAttestationCertificate.issue(
             commonName: "Test DAC", vendorID: vendorID, productID: productID, publicKey: key.publicKey, serialNumber: [0x01, 0x02],
-            notBefore: Date(timeIntervalSince1970: 1_609_459_200), notAfter: nil,
+            notBefore: notBefore, notAfter: nil,
             issuerCertificate: DevelopmentAttestation.paiCertificate, issuerKey: try DevelopmentAttestation.paiPrivateKey())
     }
 
@@ -136,6 +137,19 @@ import X509
             notBefore: Date(timeIntervalSince1970: 1_609_459_200), notAfter: nil, issuerCertificate: forged, issuerKey: paiKey)
         let forgedError = failure { _ = try verify(dacKey: dacKey, dac: forgedDAC, pai: forged, cms: cms) }
         #expect(forgedError?.contains("PAI is not signed by the PAA") == true, "\(forgedError ?? "passed")")
+    }
+
+    /// CHIP's verifier checks the chain at the DAC's notBefore: a DAC dated before the test PAI
+    /// (2021-06-28 14:23:43) is refused even though every certificate is valid today.
+    @Test func dacIssuedBeforeItsPAI_isRefused() throws {
+        let key = P256.Signing.PrivateKey()
+        let cms = try signedCD(cd())
+        let early = failure { _ = try verify(dacKey: key, dac: try dac(key: key, notBefore: Date(timeIntervalSince1970: 1_609_459_200)), cms: cms) }
+        #expect(early?.contains("not yet valid at the DAC's notBefore") == true, "\(early ?? "passed")")
+        #expect(try verify(dacKey: key, dac: try dac(key: key), cms: cms).vendorID == 0xFFF1)
+        let installation = try DeviceAttestationCertificate(derEncoded: try DevelopmentAttestation.installationCredentials().dacCertificate)
+        let pai = try DeviceAttestationCertificate(derEncoded: DevelopmentAttestation.paiCertificate)
+        #expect(installation.notBefore >= pai.notBefore)
     }
 
     @Test func vendorAndProductRules() throws {

@@ -46,7 +46,7 @@ class Hearthd:
         os.makedirs(os.path.join(WORK, "plugins"), exist_ok=True)
         with open(self.config, "w") as f:
             f.write(f"""
-log: {{ level: info }}
+log: {{ level: {os.environ.get("MATTER_BRIDGE_LOG_LEVEL", "info")} }}
 storage: {{ database: {WORK}/hearth.sqlite }}
 server: {{ listen: 127.0.0.1:{API_PORT}, stateDirectory: {WORK}/state }}
 matter:

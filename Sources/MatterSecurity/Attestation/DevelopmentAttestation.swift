@@ -88,10 +88,12 @@ public enum DevelopmentAttestation {
     /// - Parameters:
     ///   - deviceTypeID: the primary device type the CD names (0x000E Aggregator for a bridge).
     ///   - serialNumber: the DAC's serial number (positive, at most 20 bytes).
-    ///   - notBefore: the DAC's start of validity (the DAC never expires: 9999-12-31).
+    ///   - notBefore: the DAC's start of validity (the DAC never expires: 9999-12-31). Not before
+    ///     the test PAA's and PAI's own notBefore (2021-06-28 14:23:43 UTC): verifiers check the
+    ///     chain at the DAC's notBefore, and CHIP's refuses a DAC issued before its PAI.
     public static func installationCredentials(
         deviceTypeID: UInt32 = 0x000E, serialNumber: [UInt8] = Array(UUID().uuidString.utf8.prefix(8)),
-        notBefore: Date = Date(timeIntervalSince1970: 1_609_459_200)
+        notBefore: Date = Date(timeIntervalSince1970: 1_625_097_600)  // 2021-07-01
     ) throws(MatterSecurityError) -> DeviceAttestationCredentials {
         let dacKey = P256.Signing.PrivateKey()
         let dac = try DeviceAttestationCertificate.issue(

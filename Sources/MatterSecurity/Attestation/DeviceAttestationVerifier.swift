@@ -72,6 +72,9 @@ public struct DeviceAttestationVerifier: Sendable {
         try check(dac.canSignDigitally && !dac.canSignCertificates, "the DAC's key usage is not digitalSignature only")
         try check(dac.authorityKeyID == pai.subjectKeyID, "the DAC's authority key ID is not the PAI's key ID")
         try check(dac.isValid(at: date), "the DAC is not valid at \(date)")
+        // The chain must also hold at the DAC's issuance: commissioners without a trusted clock
+        // (the CHIP SDK's verifier among them) check PAA and PAI validity at the DAC's notBefore.
+        try check(paa.isValid(at: dac.notBefore) && pai.isValid(at: dac.notBefore), "the PAA or PAI is not yet valid at the DAC's notBefore \(dac.notBefore)")
 
         // 3. Vendor and product IDs along the chain (6.2.3.1).
         guard let vendorID = dac.vendorID, let productID = dac.productID else { throw .certificate("the DAC lacks a vendor or product ID") }
