@@ -4,15 +4,21 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
   1. hearthd prints the manual pairing code and the MT: QR payload on first start;
   2. the controller commissions it with the QR payload (discovery over _matterc._udp, PASE,
      attestation against the test PAA, CSR, AddNOC, operational discovery, CASE, CommissioningComplete);
-  3. over CASE: Basic Information, the Descriptor PartsLists (root → [1], Aggregator → []),
+  3. over CASE: Basic Information, the Descriptor PartsLists (root → [1] and the bridged endpoints,
+     Aggregator → the bridged endpoints; [] without the GPIO plugin),
      Operational Credentials' Fabrics (fabric-filtered: its own) and CurrentFabricIndex;
+     hearthd runs the GPIO plugin on a simulated chip (a door contact, a relay): the devices,
+     commissioned into Hearth through the API when they wait in the discovered list, are bridged
+     endpoints under the Aggregator; the controller reads the contact's BooleanState, toggles the
+     relay's OnOff (the simulated line follows; OnOff reads back), and a subscription to the
+     contact's BooleanState receives a report after a simulated edge;
   4. hearthd restarted with SIGTERM, then killed with SIGKILL and started again: a new CASE
      session each time, same reads;
   5. 'hearth matter open-window', then a second controller (another fabric) commissions it;
   6. 'hearth matter show' lists both fabrics; 'hearth matter remove-fabric N' removes the second;
      the first still reads.
 
-Usage: bridge_controller.py HEARTHD HEARTH WORK
+Usage: bridge_controller.py HEARTHD HEARTH WORK [libGPIOPlugin.so]
 Prints 'ok: …' per step, BENCH lines, and 'BRIDGE OK'; exits 1 with 'FAIL: …' otherwise.
 """
 import asyncio
@@ -26,6 +32,8 @@ import sys
 import time
 
 HEARTHD, HEARTH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+PLUGIN = sys.argv[4] if len(sys.argv) > 4 else None  # libGPIOPlugin.so (absent: no bridged devices)
+GPIO = os.path.join(WORK, "gpio")
 API_PORT = 18080
 PASSWORD = "correct horse battery staple"
 
@@ -44,12 +52,25 @@ class Hearthd:
         self.proc = None
         self.config = os.path.join(WORK, "hearth.yaml")
         os.makedirs(os.path.join(WORK, "plugins"), exist_ok=True)
+        gpio = ""
+        if PLUGIN:
+            link = os.path.join(WORK, "plugins", os.path.basename(PLUGIN))
+            if not os.path.exists(link):
+                os.symlink(PLUGIN, link)
+            gpio = f"""plugins:
+  gpio:
+    simulated:
+      - {{ chip: sim0, lines: [DOOR, RELAY], control: {GPIO} }}
+    lines:
+      - {{ id: front-door, chip: sim0, line: DOOR, role: contact, debounce: 1ms, name: Front door, room: Hallway }}
+      - {{ id: pump, chip: sim0, line: RELAY, role: relay, initial: "off", name: Garden pump, room: Hallway }}
+"""
         with open(self.config, "w") as f:
             f.write(f"""
 log: {{ level: {os.environ.get("MATTER_BRIDGE_LOG_LEVEL", "info")} }}
 storage: {{ database: {WORK}/hearth.sqlite }}
 server: {{ listen: 127.0.0.1:{API_PORT}, stateDirectory: {WORK}/state }}
-matter:
+{gpio}matter:
   enabled: true
   port: 5540
   name: Hearth Test
@@ -94,6 +115,45 @@ def cli(*args):
     return r.stdout
 
 
+def gpio(line, level):
+    with open(os.path.join(GPIO, "control"), "w") as f:
+        f.write(f"sim0 {line} {level}\n")
+
+
+def line_high(name):
+    with open(os.path.join(GPIO, "state")) as f:
+        for l in f:
+            if f" {name} " in l:
+                return "value=1" in l.split()
+    return None
+
+
+def commission_gpio():
+    """The GPIO devices into Hearth through the API ('hearth commission') when they wait in the
+    discovered list; then both must be listed as devices."""
+    wanted = {"gpio:front-door": "Front door", "gpio:pump": "Garden pump"}
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        discovered = {d["id"] for d in json.loads(cli("discovered", "--json"))}
+        devices = {d["id"] for d in json.loads(cli("devices", "--json"))}
+        if set(wanted) <= devices:
+            return "already commissioned"
+        if set(wanted) <= discovered | devices:
+            break
+        time.sleep(0.2)
+    else:
+        fail(f"the GPIO devices did not appear: discovered {discovered}, devices {devices}")
+    structures = json.loads(cli("structures", "--json"))
+    structure = structures[0]["id"] if structures else json.loads(cli("structures", "add", "Home", "--json"))["id"]
+    for device, name in wanted.items():
+        if device in discovered:
+            cli("commission", device, "--name", name, "--structure", structure, "--json")
+    devices = {d["id"] for d in json.loads(cli("devices", "--json"))}
+    if not set(wanted) <= devices:
+        fail(f"after 'hearth commission': devices {devices}")
+    return "commissioned through the API"
+
+
 def matter_show():
     return json.loads(cli("matter", "show", "--json"))
 
@@ -132,6 +192,8 @@ async def main():
     with open(os.path.join(WORK, "state", "setup-code")) as f:
         code = f.read().strip()
     cli("setup", "--url", f"http://127.0.0.1:{API_PORT}", "--code", code, "--password-stdin")
+    if PLUGIN:
+        ok(f"the simulated GPIO contact and relay: {commission_gpio()}")
     shown = matter_show()
     if shown["manualPairingCode"] != manual or shown["qrPayload"] != qr or shown["window"] != "basic" or shown["fabrics"]:
         fail(f"'hearth matter show' before commissioning: {shown}")
@@ -151,9 +213,88 @@ async def main():
         current = r[0][OC][OC.Attributes.CurrentFabricIndex]
         assert info[BI.Attributes.VendorName] == "Hearth" and info[BI.Attributes.VendorID] == 0xFFF1, info
         assert info[BI.Attributes.ProductName] == "Hearth Test", info
-        assert parts0 == [1] and parts1 == [] and types1 == [0x000E], (parts0, parts1, types1)
+        # The root's PartsList is the full family: the Aggregator and every bridged endpoint.
+        assert sorted(parts0) == sorted([1] + parts1) and types1 == [0x000E], (parts0, parts1, types1)
+        assert (len(parts1) >= 2 and min(parts1) >= 2) if PLUGIN else parts1 == [], parts1
         assert len(fabrics) == 1 and fabrics[0].fabricIndex == current, (fabrics, current)
         return fabrics[0], current
+
+    BS, OO = Clusters.BooleanState, Clusters.OnOff
+
+    async def find_devices(ctrl, node):
+        """The Aggregator's PartsList, then each part's ServerList: the contact and the relay."""
+        r = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)])
+        parts = list(r[1][D][D.Attributes.PartsList])
+        lists = await ctrl.ReadAttribute(node, [(e, D.Attributes.ServerList) for e in parts])
+        contact = [e for e in parts if BS.id in lists[e][D][D.Attributes.ServerList]]
+        relay = [e for e in parts if OO.id in lists[e][D][D.Attributes.ServerList]]
+        assert len(contact) == 1 and len(relay) == 1, (parts, {e: list(lists[e][D][D.Attributes.ServerList]) for e in parts})
+        return parts, contact[0], relay[0]
+
+    async def read_attr(ctrl, node, endpoint, cluster, attribute):
+        r = await ctrl.ReadAttribute(node, [(endpoint, attribute)])
+        return r[endpoint][cluster][attribute]
+
+    async def bridged_devices(ctrl, node):
+        parts, contact, relay = await retry("bridged endpoints", lambda: find_devices(ctrl, node))
+        ok(f"Aggregator PartsList {parts}: contact sensor (BooleanState) on {contact}, relay (OnOff) on {relay}")
+        # The door line starts low (pull-down); a pull-up flips the contact.
+        gpio("DOOR", "pull-down")
+        await asyncio.sleep(0.5)
+        low = await read_attr(ctrl, node, contact, BS, BS.Attributes.StateValue)
+        ok(f"read the contact's BooleanState StateValue = {low} (door line low)")
+
+        before = await read_attr(ctrl, node, relay, OO, OO.Attributes.OnOff)
+        if before is not False or line_high("RELAY") is not False:
+            fail(f"relay before the toggle: OnOff {before}, line high {line_high('RELAY')}")
+        await ctrl.SendCommand(node, relay, OO.Commands.Toggle())
+        for _ in range(50):
+            if line_high("RELAY"):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            fail("the relay line did not go high after OnOff Toggle: " + open(os.path.join(GPIO, "state")).read())
+        after = None
+        for _ in range(30):
+            after = await read_attr(ctrl, node, relay, OO, OO.Attributes.OnOff)
+            if after is True:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            fail(f"OnOff read back {after} after the toggle")
+        ok("OnOff Toggle on the relay: the simulated RELAY line went high, OnOff reads back True")
+        await ctrl.SendCommand(node, relay, OO.Commands.Toggle())
+        for _ in range(50):
+            if line_high("RELAY") is False:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            fail("the relay line did not go low after a second Toggle")
+
+        sub = await ctrl.ReadAttribute(node, [(contact, BS.Attributes.StateValue)], reportInterval=(0, 10))
+        try:
+            primed = sub.GetAttributes()[contact][BS][BS.Attributes.StateValue]
+            loop = asyncio.get_running_loop()
+            reports = asyncio.Queue()
+            sub.SetAttributeUpdateCallback(
+                lambda path, transaction: loop.call_soon_threadsafe(reports.put_nowait, transaction.GetAttribute(path)))
+            t0 = time.monotonic()
+            gpio("DOOR", "pull-up")
+            try:
+                value = await asyncio.wait_for(reports.get(), timeout=15)
+            except asyncio.TimeoutError:
+                fail("no BooleanState report within 15 s of the door edge")
+            print(f"BENCH door edge -> BooleanState report {time.monotonic() - t0:.3f} s", flush=True)
+            if value == primed or value == low:
+                fail(f"BooleanState report {value} after the edge (primed {primed}, before {low})")
+            ok(f"subscribed to BooleanState (primed {primed}); the door edge brought a report: StateValue = {value}")
+            high = await read_attr(ctrl, node, contact, BS, BS.Attributes.StateValue)
+            if high != value:
+                fail(f"StateValue read {high} after the report {value}")
+        finally:
+            sub.Shutdown()
+        gpio("DOOR", "pull-down")
+        return contact, relay
 
     try:
         t0 = time.monotonic()
@@ -164,7 +305,8 @@ async def main():
         print(f"BENCH commission {time.monotonic() - t0:.2f} s", flush=True)
         ok("commissioned by the controller with the QR payload (mDNS, PASE, attestation, AddNOC, CASE)")
         fabric, index = await retry("read over CASE", lambda: read_bridge(controller, 1))
-        ok(f"over CASE: Basic Information, PartsLists root=[1] aggregator=[], own fabric 0x{fabric.fabricID:x} index {index}")
+        ok(f"over CASE: Basic Information, PartsLists root=[1]+bridged, aggregator={'bridged' if PLUGIN else '[]'}, own fabric 0x{fabric.fabricID:x} index {index}")
+        bridged = await bridged_devices(controller, 1) if PLUGIN else None
         shown = matter_show()
         if shown["window"] != "closed" or len(shown["fabrics"]) != 1 or shown["fabrics"][0]["fabricID"] != "1":
             fail(f"'hearth matter show' after commissioning: {shown}")
@@ -178,6 +320,11 @@ async def main():
             if again.fabricID != fabric.fabricID:
                 fail(f"after {how}: fabric {again}")
             ok(f"after {how} and a restart: a new CASE session, same reads, same fabric")
+        if PLUGIN:
+            parts, contact, relay = await retry("bridged endpoints after the restarts", lambda: find_devices(controller, 1))
+            if (contact, relay) != bridged:
+                fail(f"after the restarts: contact {contact}, relay {relay}; before {bridged}")
+            ok(f"after the restarts the same bridged endpoints: contact {contact}, relay {relay}, PartsList {parts}")
 
         opened = json.loads(cli("matter", "open-window", "--json"))
         if opened["window"] != "basic":
