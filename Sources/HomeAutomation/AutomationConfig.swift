@@ -107,6 +107,7 @@ public struct AutomationConfig: Sendable {
     /// `etc/hearth.yaml:12: automations[0] (hall-light): pending: waits for 'gpio:x' (no plugin has reported it yet)`.
     static func pendingNote(_ a: Automation, ref: String, path: String, _ errors: [AutomationIssue]) -> String {
         var names: [String] = []
+        let hints = errors.compactMap { e in e.suggestion.map { "\(e.path): did you mean \($0)?" } }
         for e in errors {
             // "no device 'NAME'" → NAME
             if let open = e.message.firstIndex(of: "'"), let close = e.message.lastIndex(of: "'"), open < close {
@@ -116,6 +117,7 @@ public struct AutomationConfig: Sendable {
         }
         return "\(ref): \(path) (\(a.id)): pending: waits for " + names.map { "'\($0)'" }.joined(separator: ", ")
             + " (no plugin has reported \(names.count == 1 ? "it" : "them") yet); it loads once \(names.count == 1 ? "it appears" : "they appear")"
+            + (hints.isEmpty ? "" : " — if it is a typo: " + hints.joined(separator: "; "))
     }
 
     struct ConfigProblem: Error {

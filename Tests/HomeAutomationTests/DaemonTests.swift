@@ -238,7 +238,7 @@ import Testing
                   - command: { device: gpio:lamp, trait: OnOff, command: "On" }
               - id: broken
                 name: Broken
-                starters: [{ event: { device: gpio:buton, trait: Switch, event: InitialPress } }]
+                starters: [{ event: { device: gpio:button, trait: Swich, event: InitialPress } }]
                 actions:
                   - command: { device: gpio:lamp, trait: OnOff, command: "Off" }
             """)
@@ -247,7 +247,7 @@ import Testing
         let refused = daemon.log.split(separator: "\n").first { $0.contains("reload refused") } ?? ""
         #expect(refused.contains("hearth.yaml:"), "file and line: \(refused)")
         #expect(refused.contains("automations[1].starters[0]"), "the key: \(refused)")
-        #expect(refused.contains("gpio:button"), "the closest device: \(refused)")
+        #expect(refused.contains("Switch"), "the closest trait: \(refused)")
         // The old set still runs: the press starts the 15 s delay, the lamp stays off.
         _ = try await press(daemon)
         try await Task.sleep(for: .milliseconds(300))

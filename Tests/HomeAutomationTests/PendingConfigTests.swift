@@ -38,7 +38,11 @@ import Testing
         #expect(read.errors.isEmpty, "a device not reported yet is not an error: \(read.errors)")
         #expect(read.automations.map(\.id) == ["now"])
         #expect(read.pending.map(\.id) == ["late-light", "typo"])
-        #expect(read.pendingNotes.first == "etc/hearth.yaml:2: automations[0] (late-light): pending: waits for 'late:button', 'late:relay' (no plugin has reported them yet); it loads once they appear", "\(read.pendingNotes)")
+        #expect(
+            read.pendingNotes.first?.hasPrefix(
+                "etc/hearth.yaml:2: automations[0] (late-light): pending: waits for 'late:button', 'late:relay' (no plugin has reported them yet); it loads once they appear"
+            ) == true, "\(read.pendingNotes)")
+        #expect(read.pendingNotes.first?.contains("if it is a typo: starters[0].event.device: did you mean") == true, "the closest names, for a typo")
 
         let engine = AutomationEngine(core: h.core, clock: TestAutomationClock())
         let problems = await engine.loadConfigured(read.automations, refs: read.automationRefs, pending: read.pending)
