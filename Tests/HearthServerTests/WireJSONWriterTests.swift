@@ -86,7 +86,7 @@ import Testing
 
     @Test func a_device_decodes_as_the_encoder_writes_it() throws {
         var r = Rng(seed: 22)
-        for _ in 0..<2_000 {
+        for _ in 0..<500 {
             let d = Self.device(&r)
             var w = WireJSONWriter()
             w.device(d, catalog: .standard)
@@ -119,7 +119,7 @@ import Testing
     @Test func a_delta_decodes_as_DeviceDelta_between_gives_it() throws {
         var r = Rng(seed: 2222)
         let text = WebSocketText(devices: DeviceTextCache(catalog: .standard))
-        for round in 0..<2_000 {
+        for round in 0..<500 {
             let old = Self.device(&r)
             let new = Self.changed(old, &r)
             let expected = DeviceDelta.between(WireDevice(old, catalog: .standard), WireDevice(new, catalog: .standard))

@@ -104,7 +104,7 @@ import Testing
             return true
         }
         let before = host.reports.count
-        let messages = 20_000
+        let messages = 5_000
         for i in 0..<messages {
             let payload = #"{"t":\#(Double(i / sensors) / 100)}"#
             while true {
