@@ -371,8 +371,8 @@ enum EndToEnd {
                 results.append((target.name, f))
             }
         }
-        publisher.connection.stop()
-        plain.connection.stop()
+        await publisher.connection.stop()
+        await plain.connection.stop()
 
         func f(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
         func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }

@@ -289,7 +289,7 @@ func count(_ pattern: String, while send: @Sendable () async -> Void) async thro
     let elapsed = ContinuousClock.now - start
     let n = counter.count - before
     reader.cancel()
-    client.stop()
+    await client.stop()
     client.continuation.finish()
     return (n, elapsed)
 }

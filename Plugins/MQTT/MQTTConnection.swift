@@ -253,6 +253,18 @@ public final class MQTTConnection: @unchecked Sendable {
         finished.wait()
     }
 
+    /// ``stop()`` from async code: the wait for the network thread happens on a thread of its
+    /// own, never on one of the concurrency pool's few threads (which every other task needs,
+    /// the network thread's own hand-overs included).
+    public func stop() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue(label: "hearth.mqtt.stop").async {
+                self.stop()
+                done.resume()
+            }
+        }
+    }
+
     /// Whether input is already waiting on the socket (more messages read back to back): asked
     /// from a handler, on the network thread, to gather work for one hand-over. False when
     /// not connected.

@@ -42,21 +42,30 @@ public final class MQTTPlugin: DriverPlugin {
         let connection = try MQTTConnection(options: options, handlers: runtime.handlers(endpoint: "\(options.host):\(options.port)"))
         runtime.connection.withLock { $0 = connection }
         self.runtime.withLock { $0 = runtime }
-        defer {
-            self.runtime.withLock { $0 = nil }
-            connection.stop()
-            runtime.connection.withLock { $0 = nil }
-            runtime.perform(runtime.registry.withLock { $0.connectionDown() })
+        do {
+            runtime.health { $0.connecting(at: $1) }
+            try connection.start()
+            context.log(.info, "connecting to the MQTT broker at \(options.host):\(options.port)")
+            // Until cancelled; looks at the broker's health again now and then, so a connection
+            // that stopped dropping becomes healthy once the drops are old enough.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(5))
+                runtime.health { $0.tick(at: $1) }
+            }
+        } catch {
+            await end(runtime, connection)
+            throw error
         }
-        runtime.health { $0.connecting(at: $1) }
-        try connection.start()
-        context.log(.info, "connecting to the MQTT broker at \(options.host):\(options.port)")
-        // Until cancelled; looks at the broker's health again now and then, so a connection
-        // that stopped dropping becomes healthy once the drops are old enough.
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(5))
-            runtime.health { $0.tick(at: $1) }
-        }
+        await end(runtime, connection)
+    }
+
+    /// After a run: the network thread is stopped (awaited off the concurrency pool) and every
+    /// device goes offline.
+    func end(_ runtime: Runtime, _ connection: MQTTConnection) async {
+        self.runtime.withLock { $0 = nil }
+        await connection.stop()
+        runtime.connection.withLock { $0 = nil }
+        runtime.perform(runtime.registry.withLock { $0.connectionDown() })
     }
 
     /// The plugin's own `hearth doctor` check: whether the broker in its configuration accepts

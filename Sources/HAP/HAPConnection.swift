@@ -162,7 +162,7 @@ public final class HAPConnection {
     func route(_ r: HTTPRequest) async -> [Output] {
         switch (r.method, r.path) {
         case ("POST", "/pair-setup"):
-            return pairSetup(r)
+            return await pairSetup(r)
         case ("POST", "/pair-verify"):
             return pairVerify(r)
         case ("POST", "/identify"):
@@ -194,12 +194,14 @@ public final class HAPConnection {
         }
     }
 
-    func pairSetup(_ r: HTTPRequest) -> [Output] {
+    func pairSetup(_ r: HTTPRequest) async -> [Output] {
         guard let tlv = try? TLV8(decoding: r.body) else {
             logger.warning("HAP pair-setup refused: malformed TLV8", metadata: ["connection": "\(id)"])
             return [.send(HTTPResponse.tlv(TLV8([(.state, [2]), (.error, [TLVError.unknown.rawValue])])).serialized())]
         }
-        let (reply, outcome) = pairing.pairSetup(tlv, connection: id)
+        let (pairing, id) = (self.pairing, self.id)
+        // SRP's 3072-bit exponentiations run on their own thread, never on a cooperative one.
+        let (reply, outcome) = await PairingServer.work { pairing.pairSetup(tlv, connection: id) }
         switch outcome {
         case .progressed: break
         case .paired(let c): logger.info("HAP paired with a controller", metadata: ["controller": "\(c)"])

@@ -98,6 +98,17 @@ public final class PairingServer: Sendable {
         }
     }
 
+    /// The serial queue pair-setup's computations run on: its own thread (a serial queue targets
+    /// the overcommitting pool), so a pairing never holds one of the few cooperative threads.
+    static let computations = DispatchQueue(label: "hearth.hap.pair-setup")
+
+    /// Runs `body` on ``computations`` and returns its result.
+    public static func work<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            computations.async { continuation.resume(returning: body()) }
+        }
+    }
+
     /// Forgets a pair-setup the connection had in progress (it disconnected).
     public func connectionClosed(_ connection: UInt64) {
         state.withLock { s in

@@ -8,12 +8,19 @@ public struct SRPGroup: Sendable, Hashable {
     public let g: BigUInt
     /// Bytes of N: the width A, B, g and S are padded to.
     public let byteCount: Int
+    /// Montgomery arithmetic modulo N (N is an odd safe prime).
+    let field: MontgomeryField
 
     public init(N: BigUInt, g: BigUInt) {
         self.N = N
         self.g = g
         byteCount = (N.bitWidth - N.leadingZeroBitCount + 7) / 8
+        guard let field = MontgomeryField(modulus: N) else { preconditionFailure("an SRP group's N is an odd prime") }
+        self.field = field
     }
+
+    /// base^exponent mod N.
+    func power(_ base: BigUInt, _ exponent: BigUInt) -> BigUInt { field.power(base, exponent) }
 
     /// RFC 5054's 1024-bit group (g = 2): the one its test vectors use.
     public static let rfc5054_1024 = SRPGroup(N: BigUInt(hex: """
@@ -95,9 +102,9 @@ public struct SRPServer<H: HashFunction>: Sendable {
         self.salt = salt
         b = BigUInt(bytes: secret)
         let x = Self.privateKey(salt: salt, username: Array(username), password: Array(password))
-        verifier = group.g.power(x, modulus: group.N)
+        verifier = group.power(group.g, x)
         multiplier = BigUInt(bytes: Self.hash(group.N.bytes, group.pad(group.g))) % group.N
-        publicKeyValue = (multiplier * verifier + group.g.power(b, modulus: group.N)) % group.N
+        publicKeyValue = (multiplier * verifier + group.power(group.g, b)) % group.N
     }
 
     public init(group: SRPGroup, username: String, password: String, salt: [UInt8], secret: [UInt8]) {
@@ -129,7 +136,7 @@ public struct SRPServer<H: HashFunction>: Sendable {
         guard A % group.N != 0 else { throw Failure(message: "SRP: the client's public key is 0 mod N") }
         let u = scrambler(clientPublicKey: A)
         guard u != 0 else { throw Failure(message: "SRP: u is 0") }
-        return (A * verifier.power(u, modulus: group.N)).power(b, modulus: group.N)
+        return group.power((A % group.N) * group.power(verifier, u), b)
     }
 
     /// Checks the client's proof M1 and returns the server's proof M2.
@@ -164,7 +171,7 @@ public struct SRPClient<H: HashFunction>: Sendable {
     public init(group: SRPGroup, secret: [UInt8]) {
         self.group = group
         a = BigUInt(bytes: secret)
-        publicKeyValue = group.g.power(a, modulus: group.N)
+        publicKeyValue = group.power(group.g, a)
     }
 
     public var publicKey: [UInt8] { group.pad(publicKeyValue) }
@@ -176,10 +183,10 @@ public struct SRPClient<H: HashFunction>: Sendable {
         let k = BigUInt(bytes: SRPServer<H>.hash(N.bytes, group.pad(group.g))) % N
         let u = BigUInt(bytes: SRPServer<H>.hash(group.pad(publicKeyValue), group.pad(B)))
         let x = SRPServer<H>.privateKey(salt: salt, username: username, password: password)
-        let v = group.g.power(x, modulus: N)
+        let v = group.power(group.g, x)
         let kv = (k * v) % N
         let base = (B + N - kv) % N
-        let S = base.power(a + u * x, modulus: N)
+        let S = group.power(base, a + u * x)
         let K = SRPServer<H>.hash(group.pad(S))
         let hGroup = zip(SRPServer<H>.hash(N.bytes), SRPServer<H>.hash(group.g.bytes)).map { $0 ^ $1 }
         let m1 = SRPServer<H>.hash(hGroup, SRPServer<H>.hash(username), salt, publicKey, group.pad(B), K)

@@ -114,7 +114,7 @@ public final class MQTTExporter: Service, Sendable {
             }
         }
         step(client) { $0.stopping() }
-        client.stop()
+        await client.stop()
         client.continuation.finish()
         logger.info("MQTT export stopped")
     }

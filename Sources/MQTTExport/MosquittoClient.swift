@@ -173,4 +173,15 @@ package final class MosquittoClient: @unchecked Sendable {
         mosquitto_disconnect(handle)
         mosquitto_loop_stop(handle, false)
     }
+
+    /// ``stop()`` from async code: joining libmosquitto's thread happens on a thread of its own,
+    /// never on one of the concurrency pool's few threads.
+    package func stop() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue(label: "hearth.mosquitto.stop").async {
+                self.stop()
+                done.resume()
+            }
+        }
+    }
 }

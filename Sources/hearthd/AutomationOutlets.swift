@@ -67,7 +67,7 @@ final class AutomationBroker: Service, Sendable {
                 await group.next()
             }
         }
-        client.stop()
+        await client.stop()
         client.continuation.finish()
     }
 }

@@ -81,4 +81,28 @@ func hex(_ s: String) -> [UInt8] {
             """))
         #expect(s.publicKey.count == 384)
     }
+
+    /// Montgomery exponentiation agrees with BigInt's for random odd moduli of 1 to 48 limbs,
+    /// bases above the modulus, and exponents of 0, 1 and up to 400 bits (BigInt's side only where it is quick in a debug build).
+    @Test func montgomeryPower_agreesWithBigInt() {
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<36 {
+            let limbs = [1, 2, 3, 7, 16, 48][round % 6]
+            var n = BigUInt.randomInteger(withExactWidth: 64 * limbs, using: &rng)
+            n |= 1
+            guard let field = MontgomeryField(modulus: n) else { Issue.record("odd modulus \(n) refused"); continue }
+            let base = BigUInt.randomInteger(withMaximumWidth: 64 * limbs + 70, using: &rng)
+            let exponent: BigUInt = round < 2 ? BigUInt(round) : BigUInt.randomInteger(withMaximumWidth: [8, 64, 200, 400][round % 4], using: &rng)
+            let expected = limbs > 7 && exponent.bitWidth > 64 ? nil : base.power(exponent, modulus: n)
+            let got = field.power(base, exponent)
+            if let expected { #expect(got == expected, "n \(n) base \(base) exponent \(exponent)") }
+            #expect(got < n)
+        }
+        // The 3072-bit group, a 64-bit exponent through both.
+        let group = SRPGroup.rfc5054_3072
+        let a = BigUInt(hex: "60975527035CF2AD")
+        #expect(group.power(group.g, a) == group.g.power(a, modulus: group.N))
+        #expect(MontgomeryField(modulus: BigUInt(10)) == nil)
+        #expect(MontgomeryField(modulus: BigUInt(1)) == nil)
+    }
 }

@@ -62,7 +62,7 @@ import Testing
         // Removed: its endpoint leaves the PartsList, and its number is not handed out again.
         try w.admin.edit(.removeDevice(w.id("door")))
         #expect(await w.wait { w.endpoints.placement(of: w.id("door")) == nil })
-        let removed = first[w.id("door")]!.node
+        let removed = try #require(first[w.id("door")]).node
         #expect(!(try w.partsList()).contains(removed))
         #expect(try w.read([AttributePath(endpoint: removed, cluster: booleanState, attribute: 0)]).statuses.values.first == .unsupportedEndpoint)
         w.driver.publish(Devices.contact("door2"))
@@ -129,7 +129,7 @@ import Testing
         w.driver.publish(Devices.relay())
         w.endpoints.start()
         #expect(await w.wait { w.endpoints.placement(of: w.id("relay")) != nil })
-        let relay = w.endpoints.placement(of: w.id("relay"))!.node
+        let relay = try #require(w.endpoints.placement(of: w.id("relay"))).node
 
         // Subscribe to On/Off (min interval 0) and complete the priming.
         let ex = w.exchange()
@@ -178,7 +178,7 @@ import Testing
         w.driver.publish(Devices.relay())
         w.endpoints.start()
         #expect(await w.wait { w.endpoints.placement(of: w.id("relay")) != nil })
-        let relay = w.endpoints.placement(of: w.id("relay"))!.node
+        let relay = try #require(w.endpoints.placement(of: w.id("relay"))).node
         #expect(try w.value(relay, onOff, 0) == TLVElement(.bool(false)))
         #expect(try w.invoke(relay, onOff, UInt32(OnOffTrait.Command.toggle.rawValue)) == .unsupportedAccess)
         try await Task.sleep(for: .milliseconds(200))
@@ -201,7 +201,7 @@ import Testing
         #expect(try w.partsList().count == 1)
         try w.settings.update(ExposurePolicy(devices: [w.id("lock")]), by: Principal(id: "admin", role: .admin))
         #expect(await w.wait { w.endpoints.placement(of: w.id("lock")) != nil })
-        let lock = w.endpoints.placement(of: w.id("lock"))!.node
+        let lock = try #require(w.endpoints.placement(of: w.id("lock"))).node
         #expect(try w.value(lock, 0x0101, 0) == TLVElement(.unsigned(1)))
         // Opted in by ID only: the other devices are no longer selected (the policy's rule 3).
         #expect(await w.wait { w.endpoints.placement(of: w.id("door")) == nil })

@@ -10,7 +10,11 @@ import Testing
 @Suite(.serialized) struct CrashRestartTests {
     /// The inodes of the sockets listening on a local TCP port (`/proc/net/tcp`, state 0A).
     static func listeningInodes(port: Int) throws -> Set<String> {
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        // Read to the end: `String(contentsOfFile:)` stops at a /proc file's first page, and the
+        // table is longer than that on a machine with many sockets.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { throw CocoaError(.fileReadNoPermission) }
+        defer { try? handle.close() }
+        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
         var inodes: Set<String> = []
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
@@ -72,7 +76,7 @@ import Testing
         let pid = first.process.processIdentifier
         let inodes = try Self.listeningInodes(port: apiPort).union(Self.listeningInodes(port: metricsPort))
         let listeners = Self.descriptors(of: pid, for: inodes)
-        #expect(listeners.count == 2, "\(listeners)")
+        #expect(listeners.count == 2, "\(listeners) of the inodes \(inodes)")
         for l in listeners {
             #expect(l.flags & Int(O_CLOEXEC) != 0, "listener fd \(l.fd) is inherited by every program hearthd starts")
         }
