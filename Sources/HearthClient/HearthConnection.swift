@@ -91,7 +91,12 @@ public struct HearthConnection: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            // In a task of its own, which a cancellation of the caller does not reach: on Linux,
+            // cancelling a URLSession request in flight can deadlock (URLSessionTask.cancel waits
+            // for the session's queue while holding the task's status lock). The request ends
+            // at its timeout at the latest.
+            let session = session
+            (data, response) = try await Task { try await session.data(for: request) }.value
         } catch {
             throw HomeError(Self.unreachable, "cannot reach hearthd at \(baseURL.absoluteString): \(error.localizedDescription)")
         }

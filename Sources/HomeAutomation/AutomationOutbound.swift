@@ -43,7 +43,9 @@ public struct StandardOutbound: AutomationOutbound {
         let session = URLSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
         do {
-            let (_, response) = try await session.data(for: request)
+            // Not cancelled with the run (restart mode, a stop): cancelling a URLSession request
+            // in flight can deadlock on Linux; the webhook's timeout ends it instead.
+            let (_, response) = try await Task { try await session.data(for: request) }.value
             return (response as? HTTPURLResponse)?.statusCode ?? 0
         } catch let error as URLError where error.code == .timedOut {
             throw .timeout("\(url.absoluteString) did not answer within \(timeout)")

@@ -8,6 +8,7 @@ import HearthServer
 import HomeAutomation
 import HomeCore
 import HomeModel
+import Synchronization
 import Testing
 
 /// The WebSocket `automationRuns` subscription over a real server: every trace update of one
@@ -107,11 +108,14 @@ import Testing
             var runs = client.automationRuns(of: "b").makeAsyncIterator()
             // Runs are started until the subscription (asynchronous) sees one; every one started is kept.
             let base = home.baseURL
+            // Stopped by a flag, not by cancelling the task: cancelling a URLSession request in
+            // flight can deadlock on Linux (URLSessionTask.cancel waits for the session's queue
+            // while holding the task's status lock), and would hold a pool thread for good.
+            let stop = Atomic<Bool>(false)
             let runner = Task {
                 var ids: [String] = []
                 for _ in 0..<100 {
-                    if Task.isCancelled { break }
-                    // A request cut short by the cancellation below is no run to count.
+                    if stop.load(ordering: .acquiring) { break }
                     if let id = try? await Self.run("b", at: base, token: admin) { ids.append(id) }
                     try? await Task.sleep(for: .milliseconds(50))
                 }
@@ -129,8 +133,8 @@ import Testing
                     break
                 }
             }
-            runner.cancel()
-            let ids = try await runner.value
+            stop.store(true, ordering: .releasing)
+            let ids = await runner.value
             #expect(ids.contains(try #require(finished?.id)))
             #expect(finished?.automation == "b")
             #expect(finished?.outcome == "completed")

@@ -191,7 +191,7 @@ import Testing
         defer { again.kill9() }
         let high = try await whenRelayGoesHigh(again, within: Self.delay + 20)
         #expect(high.timeIntervalSince(due) > -0.05, "not before it is due (\(high.timeIntervalSince(due)) s)")
-        #expect(high.timeIntervalSince(due) < 3, "within the engine's 1 s guarantee (+ the line's way to the state file, a loaded machine): \(high.timeIntervalSince(due)) s")
+        #expect(high.timeIntervalSince(due) < 5, "within the engine's 1 s guarantee (+ the line's way to the state file, and a debug hearthd beside 20 other tests on two cores): \(high.timeIntervalSince(due)) s")
         #expect(try pendingDelay() == nil, "the row is gone once it fired")
         #expect(!again.log.contains("Fatal error"))
     }
