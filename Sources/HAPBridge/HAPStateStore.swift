@@ -212,9 +212,10 @@ extension HAPStateStore {
 
 /// `hearthd backup` / `restore`: the HAP state beside the layout, when there is one.
 public enum HAPBackup {
-    /// Saves `<database dir>/hap.sqlite` to `<output>.hap.sqlite`; returns that path, or nil when there is no HAP state.
-    public static func save(database: String, output: String) throws -> String? {
-        let state = HAPStateStore.defaultPath(database: database)
+    /// Saves the state file (`state`, or `<database dir>/hap.sqlite` when `hap.state` names
+    /// none) to `<output>.hap.sqlite`; returns that path, or nil when there is no HAP state.
+    public static func save(database: String, output: String, state: String? = nil) throws -> String? {
+        let state = state ?? HAPStateStore.defaultPath(database: database)
         guard FileManager.default.fileExists(atPath: state) else { return nil }
         let target = HAPStateStore.backupPath(for: output)
         try HAPStateStore(path: state).backup(to: target)
@@ -224,11 +225,12 @@ public enum HAPBackup {
         return target
     }
 
-    /// Restores `<input>.hap.sqlite` to `<database dir>/hap.sqlite`; returns the source, or nil when the backup has none.
-    public static func restore(database: String, input: String) throws -> String? {
+    /// Restores `<input>.hap.sqlite` to the state file (`state`, or `<database dir>/hap.sqlite`);
+    /// returns the source, or nil when the backup has none.
+    public static func restore(database: String, input: String, state: String? = nil) throws -> String? {
         let source = HAPStateStore.backupPath(for: input)
         guard FileManager.default.fileExists(atPath: source) else { return nil }
-        let state = HAPStateStore.defaultPath(database: database)
+        let state = state ?? HAPStateStore.defaultPath(database: database)
         try HAPStateStore.restore(from: source, to: state)
         for (index, extra) in HAPStateStore.extraBridgePaths(first: source) {
             try HAPStateStore.restore(from: extra, to: HAPStateStore.path(bridge: index, first: state))

@@ -55,4 +55,31 @@ import Testing
         #expect(try back2.aids(for: ["mqtt:far"]) == aids2)
         #expect(try back2.loadPairings().map(\.identifier) == ["iphone"])
     }
+
+    /// `hap.state` naming a file outside the database's folder: `hearthd backup --hap-state` and
+    /// `restore --hap-state` carry that file (and a second bridge's beside it), not a default one.
+    @Test func aStateFileOutsideTheDatabaseFolder_isSavedAndRestoredWhereItIsNamed() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hap-backup-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for d in ["db", "keys", "saved", "newdb", "newkeys"] { try FileManager.default.createDirectory(atPath: root + "/" + d, withIntermediateDirectories: true) }
+        let state = root + "/keys/homekit.sqlite"
+        let store = try HAPStateStore(path: state)
+        let identity = try store.identity(setupCode: "031-45-154")
+        try store.savePairing(Pairing(identifier: "iphone", publicKey: [UInt8](repeating: 1, count: 32), isAdmin: true))
+        let second = try HAPStateStore(path: HAPStateStore.path(bridge: 1, first: state))
+        let identity2 = try second.identity()
+
+        // Nothing beside the database: without the path the backup has no HAP state to carry.
+        #expect(try HAPBackup.save(database: root + "/db/hearth.sqlite", output: root + "/saved/a.json") == nil)
+        let saved = try #require(try HAPBackup.save(database: root + "/db/hearth.sqlite", output: root + "/saved/b.json", state: state))
+        #expect(try FileManager.default.attributesOfItem(atPath: saved)[.posixPermissions] as? Int == 0o600)
+
+        let newState = root + "/newkeys/homekit.sqlite"
+        #expect(try HAPBackup.restore(database: root + "/newdb/hearth.sqlite", input: root + "/saved/b.json", state: newState) == saved)
+        #expect(!FileManager.default.fileExists(atPath: root + "/newdb/hap.sqlite"), "restored where hap.state names, not beside the database")
+        let back = try HAPStateStore(path: newState)
+        #expect(try back.identity().pairingID == identity.pairingID)
+        #expect(try back.loadPairings().map(\.identifier) == ["iphone"])
+        #expect(try HAPStateStore(path: HAPStateStore.path(bridge: 1, first: newState)).identity().pairingID == identity2.pairingID)
+    }
 }

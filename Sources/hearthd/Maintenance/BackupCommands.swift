@@ -32,6 +32,9 @@ struct BackupCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The backup file to write (JSON).")
     var output: String
 
+    @Option(name: .customLong("hap-state"), help: "The HomeKit bridge's state file, when hap.state names one (default: hap.sqlite beside the database).")
+    var hapState: String?
+
     func run() throws {
         guard FileManager.default.fileExists(atPath: database) else {
             throw fail(.notFound("\(database): no such database (give it with --database)"))
@@ -45,7 +48,7 @@ struct BackupCommand: ParsableCommand {
             throw fail(error)
         }
         // The HomeKit bridge's keys and pairings (mode 0600), so a restore keeps the iPhones paired.
-        if let hap = try HAPBackup.save(database: database, output: output) { print("saved the HomeKit bridge's keys and pairings to \(hap)") }
+        if let hap = try HAPBackup.save(database: database, output: output, state: hapState) { print("saved the HomeKit bridge's keys and pairings to \(hap)") }
     }
 }
 
@@ -71,13 +74,16 @@ struct RestoreCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The backup file to read.")
     var input: String
 
+    @Option(name: .customLong("hap-state"), help: "The HomeKit bridge's state file, when hap.state names one (default: hap.sqlite beside the database).")
+    var hapState: String?
+
     func run() throws {
         do {
             let lock = try DatabaseLock(database: database, holder: "hearth restore")
             let db = try openDatabase(database)
             let export = try db.readBackup(input)
             try db.restore(export)
-            if let hap = try HAPBackup.restore(database: database, input: input) { print("restored the HomeKit bridge's keys and pairings from \(hap)") }
+            if let hap = try HAPBackup.restore(database: database, input: input, state: hapState) { print("restored the HomeKit bridge's keys and pairings from \(hap)") }
             withExtendedLifetime(lock) {}
             print("restored \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s)\(automationSummary(export)) from \(input)")
         } catch let error as HomeError {
