@@ -63,7 +63,7 @@ public final class HAPServer: Sendable {
         logger.debug("HAP connection", metadata: ["peer": "\(peer)"])
         do {
             try await channel.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
+                try await withThrowingTaskGroup(of: Bool.self) { group in
                     group.addTask {
                         var framing: SecureFraming?
                         for await output in outputs {
@@ -78,9 +78,10 @@ public final class HAPServer: Sendable {
                             case .startEncryption(let f):
                                 framing = f
                             case .close:
-                                return
+                                return false
                             }
                         }
+                        return false
                     }
                     group.addTask {
                         // The connection lives in this task only.
@@ -101,9 +102,20 @@ public final class HAPServer: Sendable {
                         }
                         connection.closed(reason: reason)
                         sink.yield(.close(reason))
+                        return true
                     }
-                    // Whichever ends first (the writer after a close, or the reader at EOF) ends both.
-                    try await group.next()
+                    // The reader ends first (a close it decided, or the peer's EOF): it yielded
+                    // `.close` last, so the writer sends what is queued before it (the answer to a
+                    // request that removed the controller's own pairing) and ends there; at most
+                    // 5 s, for a peer that reads nothing. The writer ending first (a failed write)
+                    // ends the reader.
+                    if try await group.next() == true {
+                        group.addTask {
+                            try? await Task.sleep(for: .seconds(5))
+                            return false
+                        }
+                        _ = try await group.next()
+                    }
                     group.cancelAll()
                 }
             }
