@@ -101,14 +101,15 @@ extension Duration {
 /// The relay's command handler: notes when each command arrives and wakes the waiting press.
 final class Relay: CommandHandler {
     struct State {
-        var waiter: CheckedContinuation<ContinuousClock.Instant, Never>?
+        var waiter: CheckedContinuation<ContinuousClock.Instant?, Never>?
         var early: ContinuousClock.Instant?
+        var generation = 0
     }
     let state = Mutex(State())
 
     func handle(_ command: DriverCommand) async throws -> Value {
         let now = ContinuousClock.now
-        let waiter = state.withLock { s -> CheckedContinuation<ContinuousClock.Instant, Never>? in
+        let waiter = state.withLock { s -> CheckedContinuation<ContinuousClock.Instant?, Never>? in
             guard let w = s.waiter else {
                 s.early = now
                 return nil
@@ -122,18 +123,31 @@ final class Relay: CommandHandler {
 
     func write(_ write: DriverWrite) async throws {}
 
-    /// The instant the next command arrived.
-    func next() async -> ContinuousClock.Instant {
+    /// The instant the next command arrived, or nil when none came within `limit`.
+    func next(within limit: Duration = .seconds(10)) async -> ContinuousClock.Instant? {
         await withCheckedContinuation { c in
-            let early = state.withLock { s -> ContinuousClock.Instant? in
+            let (early, generation) = state.withLock { s -> (ContinuousClock.Instant?, Int) in
+                s.generation += 1
                 if let e = s.early {
                     s.early = nil
-                    return e
+                    return (e, s.generation)
                 }
                 s.waiter = c
-                return nil
+                return (nil, s.generation)
             }
-            if let early { c.resume(returning: early) }
+            if let early {
+                c.resume(returning: early)
+                return
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                let late = self.state.withLock { s -> CheckedContinuation<ContinuousClock.Instant?, Never>? in
+                    guard s.generation == generation else { return nil }  // that wait ended; a newer one is not ours
+                    defer { s.waiter = nil }
+                    return s.waiter
+                }
+                late?.resume(returning: nil)
+            }
         }
     }
 }
@@ -172,7 +186,8 @@ func latency(others: Int, presses: Int) async -> Latency {
             ], commission: CommissionHint(name: "Relay", room: "Hall")))
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
-    let engine = AutomationEngine(core: core, logger: quiet)
+    // Presses come back to back: the loop guard (20 starts in 10 s in hearthd) would suspend the probe.
+    let engine = AutomationEngine(core: core, logger: quiet, loopGuard: .init(starts: presses + 1, seconds: 10))
     let admin = Principal(id: "user:bench", role: .admin)
     let saving = ContinuousClock.now
     for n in 0..<others { _ = try! await engine.save(automation(n, firing: false), as: admin) }
@@ -190,7 +205,12 @@ func latency(others: Int, presses: Int) async -> Latency {
     for i in 0..<presses {
         let pressed = ContinuousClock.now
         io.emit(EventReport(localID: "button", trait: SwitchTrait.identifier, event: SwitchTrait.Event.initialPress, fields: ["NewPosition": 1]))
-        let arrived = await relay.next()
+        guard let arrived = await relay.next() else {
+            // Bounded: say why the command never came (the press automation's newest trace) and stop.
+            let trace = (try? await engine.runs("press", as: admin).first).map { String(describing: $0) } ?? "no run"
+            say("press \(i): no command reached the relay within 10 s; newest run of 'press': \(trace)")
+            exit(1)
+        }
         if i >= presses / 10 { samples.append((arrived - pressed).seconds * 1e6) }  // the first 10 % warm up
         // Background traffic between presses: one report per press, seen by the other automations.
         bench.report([AttributeReport(localID: "t\(i % sensors)", trait: temperature, attribute: measured, value: .int(Int64(2000 + i % 2)))])

@@ -75,13 +75,15 @@ extension AutomationEngine {
         if depth > Self.maxDepth {
             return refuse(.skipped, "loop: started by a change another automation caused, \(depth) deep (limit \(Self.maxDepth))")
         }
-        var starts = (recentStarts[id] ?? []).filter { now.timeIntervalSince($0) < 10 }
+        let window = loopGuard.seconds
+        var starts = (recentStarts[id] ?? []).filter { now.timeIntervalSince($0) < window }
         starts.append(now)
         recentStarts[id] = starts
-        if starts.count > 20 {
+        if starts.count > loopGuard.starts {
+            let limit = "more than \(loopGuard.starts) starts in \(window.formatted()) s"
             suspend(id, reason: "loopDetected")
-            notify("automation \(id) started more than 20 times in 10 s and was suspended (loopDetected)")
-            return refuse(.skipped, "loop detected: more than 20 starts in 10 s; suspended")
+            notify("automation \(id) started \(limit) and was suspended (loopDetected)")
+            return refuse(.skipped, "loop detected: \(limit); suspended")
         }
         if let s = c.source.suppressFor, let last = lastStart[id], now.timeIntervalSince(last) < s.timeInterval {
             return refuse(.suppressed, "within suppressFor \(s) of the start at \(Self.stamp(last, timeZone))")

@@ -86,11 +86,12 @@ extension AutomationEngine {
                 if let t = st.holdTimer { deleteTimer(t) }
                 st.holdTimer = nil
             }
+            starterStates[id]?[index] = st
+            guard entered else { continue }
+            // Worked out only for a starter that fired: most evaluations do not, and the text is string work.
             let cause = RunTrace.Cause(
                 starter: s.id, description: "\(key.device) \(name(key)) \(old?.description ?? "–") → \(value)", old: old, new: value,
                 version: change.version)
-            starterStates[id]?[index] = st
-            guard entered else { continue }
             if let hold {
                 startHold(id, index: index, hold: hold, cause: cause, depth: depth(for: key.device, change))
             } else {

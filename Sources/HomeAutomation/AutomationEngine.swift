@@ -59,6 +59,10 @@ public actor AutomationEngine {
     public nonisolated let tap: ChangeTap
 
     var records: [String: AutomationRecord] = [:]
+    /// Each automation's name as ``NamingRules/normalised(_:)`` gives it, by id, with the name it
+    /// was worked out from (normalising is Unicode work: saving the thousandth automation would
+    /// otherwise normalise the 999 names before it).
+    var normalisedNames: [String: (name: String, normalised: String)] = [:]
     var compiled: [String: CompiledAutomation] = [:]
     var starterStates: [String: [Int: StarterState]] = [:]
     /// Dispatch: which starters look at an attribute, an event, a device's connectivity.
@@ -106,6 +110,20 @@ public actor AutomationEngine {
     public static let traceLimit = 50
     static let maxDepth = 8
 
+    /// When one automation starting again and again counts as a loop: more than `starts` starts
+    /// within `seconds` suspends it (`loopDetected`). hearthd uses ``standard``; a benchmark that
+    /// presses a button a thousand times in a row raises it.
+    public struct LoopGuard: Sendable {
+        public let starts: Int
+        public let seconds: Double
+        public init(starts: Int, seconds: Double) {
+            self.starts = starts
+            self.seconds = seconds
+        }
+        public static let standard = LoopGuard(starts: 20, seconds: 10)
+    }
+    let loopGuard: LoopGuard
+
     struct EventKey: Hashable {
         let device: DeviceID
         let trait: TraitID
@@ -128,8 +146,9 @@ public actor AutomationEngine {
     public init(
         core: HomeCore, scenes: SceneBook? = nil, store: (any AutomationStore)? = nil, clock: any AutomationClock = SystemAutomationClock(),
         timeZone: TimeZone = .current, tapCapacity: Int = 10_000, logger: Logger = Logger(label: "hearth.automations"),
-        location: SolarLocation? = nil, outbound: (any AutomationOutbound)? = nil
+        location: SolarLocation? = nil, outbound: (any AutomationOutbound)? = nil, loopGuard: LoopGuard = .standard
     ) {
+        self.loopGuard = loopGuard
         self.location = location
         self.outbound = outbound
         self.core = core
@@ -219,6 +238,24 @@ public actor AutomationEngine {
     func notify(_ line: String) {
         logger.notice("\(line)")
         for c in notificationContinuations.values { c.yield(line) }
+    }
+
+    /// The automation whose normalised name is `normalised`, if any.
+    func automationNamed(_ normalised: String) -> AutomationRecord? {
+        var found: AutomationRecord?
+        for (id, r) in records {
+            let name = r.automation.name
+            let n: String
+            if let cached = normalisedNames[id], cached.name == name {
+                n = cached.normalised
+            } else {
+                n = NamingRules.normalised(name)
+                normalisedNames[id] = (name, n)
+            }
+            if n == normalised { found = r }
+        }
+        for id in normalisedNames.keys where records[id] == nil { normalisedNames[id] = nil }
+        return found
     }
 
     // MARK: - Loading
@@ -383,7 +420,7 @@ public actor AutomationEngine {
         if let ifRevision, ifRevision != (old?.revision ?? 0) {
             throw AutomationError(.conflict, "automation '\(automation.id)' is at revision \(old?.revision ?? 0), not \(ifRevision)")
         }
-        if old == nil, let taken = records.values.first(where: { NamingRules.normalised($0.automation.name) == NamingRules.normalised(automation.name) }) {
+        if old == nil, let taken = automationNamed(NamingRules.normalised(automation.name)) {
             throw AutomationError(.conflict, "the name '\(automation.name)' is taken by automation '\(taken.automation.id)'",
                 issues: [AutomationIssue(.error, "nameTaken", "name", "another automation is called '\(automation.name)'")])
         }

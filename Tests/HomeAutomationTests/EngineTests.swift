@@ -228,6 +228,32 @@ import Testing
         }
     }
 
+    /// Names are unique as NamingRules compares them (case, spacing), through renames and deletes
+    /// (the engine keeps each name's normalised form; this checks that the memory follows).
+    @Test func names_areUnique_throughRenamesAndDeletes() async throws {
+        let h = TestHome()
+        let (e, task) = engine(h)
+        defer { task.cancel() }
+        func named(_ id: String, _ name: String) throws -> Automation {
+            try .json(#"{"id": "\#(id)", "name": "\#(name)", "starters": [{"manual": {}}], "actions": [{"log": "x"}]}"#)
+        }
+        try await e.save(named("a", "Hall light"), as: admin)
+        do {
+            try await e.save(named("b", "HALL LIGHT"), as: admin)
+            Issue.record("a second automation with the same name was saved")
+        } catch {
+            #expect((error as? AutomationError)?.issues.contains { $0.code == "nameTaken" } == true, "\(error)")
+        }
+        // Renamed: the old name is free, the new one taken.
+        try await e.save(named("a", "Porch light"), as: admin)
+        try await e.save(named("b", "Hall Light"), as: admin)
+        await #expect(throws: AutomationError.self) { try await e.save(named("c", "porch light"), as: admin) }
+        // Deleted: its name is free again.
+        try await e.delete("a", as: admin)
+        try await e.save(named("c", "porch light"), as: admin)
+        #expect(try await e.list(as: admin).map(\.automation.name).sorted() == ["Hall Light", "porch light"])
+    }
+
     @Test func permissions_membersRunManualOnly_adminsCreate() async throws {
         let h = TestHome()
         let (e, task) = engine(h)
