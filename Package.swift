@@ -235,7 +235,7 @@ let package = Package(
         // Starter evaluation of the automation engine (issue 18): docs/BENCHMARKS.md.
         .executableTarget(
             name: "automation-benchmark",
-            dependencies: ["HomeAutomation", "HomeCore", pluginKit, logging],
+            dependencies: ["HomeAutomation", "HomeCore", "GPIOKit", "MQTTPlugin", pluginKit, logging],
             path: "Benchmarks/AutomationBenchmark",
             swiftSettings: settings),
 

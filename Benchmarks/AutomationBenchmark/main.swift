@@ -236,3 +236,4 @@ for others in [0, 100, 1000] {
     let l = await latency(others: others, presses: presses)
     say(String(format: "%17d  %6.0f  %6.0f  %6.0f  %8.3f s", others, l.p50, l.p99, l.max, l.saveSeconds))
 }
+await runEndToEnd(samples: max(300, reports / 1000))
