@@ -79,7 +79,7 @@ test("why it did not run: a failed condition with the value it saw", () => {
   const why = whyNot(entry, [miss]);
   assert.equal(why.length, 1);
   assert.equal(why[0].kind, "conditionFailed");
-  assert.match(why[0].text, /gpio:doorbell Switch\.InitialPress started it, but conditions\.attribute did not hold \(it saw gpio:hall-lamp OnOff\.OnOff = false\)/);
+  assert.match(why[0].text, /gpio:doorbell Switch\.InitialPress started it, but the condition conditions\.attribute did not hold \(it saw gpio:hall-lamp OnOff\.OnOff = false\)/);
   const later = whyNot(entry, [{ id: "r3", started: "2026-01-01T10:00:05Z", outcome: "completed", cause: {} }, miss]);
   assert.match(later[0].text, /It ran after that/);
 });
@@ -105,4 +105,7 @@ test("steps and causes in words", () => {
   assert.equal(stepText({ kind: "command", detail: "d", result: "deviceOffline", message: "gone", milliseconds: 31 }), "command d → deviceOffline: gone (31 ms)");
   assert.equal(causeText({ cause: { description: "gpio:door BooleanState.StateValue", old: false, new: true } }), "gpio:door BooleanState.StateValue (false → true)");
   assert.equal(causeText({ cause: {} }), "no cause recorded");
+  assert.equal(causeText({ cause: { description: "gpio:doorbell InitialPress", new: { NewPosition: 1 } } }), "gpio:doorbell InitialPress (NewPosition 1)");
+  assert.equal(causeText({ cause: { description: "gpio:door BooleanState.StateValue – → true" , new: true } }), "gpio:door BooleanState.StateValue – → true");
+  assert.equal(causeText({ cause: { description: "x", new: 3 } }), "x (– → 3)");
 });

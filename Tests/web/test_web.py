@@ -510,7 +510,12 @@ def main():
                     if time.monotonic() > deadline:
                         raise AssertionError(f"timed out {what}: {e!r}")
                     time.sleep(0.05)
-        click = lambda sel: act(f"clicking {sel}", lambda: driver.find_element(By.CSS_SELECTOR, sel).click())
+        def click(sel):
+            def go():
+                target = driver.find_element(By.CSS_SELECTOR, sel)
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", target)  # not under the sticky header
+                target.click()
+            act(f"clicking {sel}", go)
         choose = lambda sel, value: act(f"choosing {value} in {sel}", lambda: Select(driver.find_element(By.CSS_SELECTOR, sel)).select_by_value(value))
         def typed(sel, text):
             def go():

@@ -99,9 +99,13 @@ const clock = (iso) => {
 export function causeText(run) {
   const c = run.cause || {};
   let s = c.description || (c.starter ? `starter ${c.starter}` : "no cause recorded");
-  if (c.old !== undefined || c.new !== undefined) {
-    const arrow = `${formatValue(c.old) || "?"} → ${formatValue(c.new) || "?"}`;
-    if (!s.includes("→")) s += ` (${arrow})`;
+  if (s.includes("→")) return s;
+  if (c.new && typeof c.new === "object" && !Array.isArray(c.new)) {
+    // An event's fields.
+    const fields = Object.entries(c.new).map(([k, v]) => `${k} ${formatValue(v)}`).join(", ");
+    if (fields) s += ` (${fields})`;
+  } else if (c.old !== undefined || c.new !== undefined) {
+    s += ` (${c.old === undefined ? "–" : formatValue(c.old)} → ${c.new === undefined ? "–" : formatValue(c.new)})`;
   }
   return s;
 }
@@ -141,7 +145,7 @@ export function whyNot(entry, runs) {
     if (miss.outcome === "conditionFailed") {
       const failed = (miss.conditions || []).filter((c) => !c.holds);
       const said = failed.length
-        ? failed.map((c) => `${c.path} did not hold (it saw ${c.saw})`).join(", and ")
+        ? failed.map((c) => `${c.path === "conditions" ? "the condition" : `the condition ${c.path}`} did not hold (it saw ${c.saw})`).join(", and ")
         : (miss.reason || "a condition did not hold");
       out.push({ kind: "conditionFailed", run: miss.id, text: `At ${when} ${cause} started it, but ${said}.` });
     } else if (miss.outcome === "skipped") {
