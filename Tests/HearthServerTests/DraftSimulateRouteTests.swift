@@ -3,6 +3,7 @@ import HearthServer
 import HomeAutomation
 import HomeCore
 import HomeModel
+import Synchronization
 import Testing
 
 /// `POST /automations/simulate` over real HTTP: the web page's Test button for a draft not saved

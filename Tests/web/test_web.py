@@ -592,6 +592,17 @@ def main():
         click(f'{ed} [data-action="save"]')
         text_in("#toast", "revision 3")
         assert "conditions" in http(h.base, "GET", "/automations/doorbell-lamp", token=token)["automation"]
+        # The JSON tab holds the whole definition; text that is not JSON yet leaves the draft as it was.
+        click(f'{ed} [data-tab="json"]')
+        area = css("#automation-json")
+        saved_json = json.loads(area.get_attribute("value"))
+        assert saved_json["conditions"]["attribute"]["device"] == "gpio:hall-lamp", saved_json
+        area.send_keys(Keys.CONTROL, "a")
+        area.send_keys("{")
+        text_in("#json-error", "Not JSON yet")
+        click(f'{ed} [data-tab="form"]')
+        css(f'{row("conditions")} select[data-field="candidate"]')
+        print("ok: the JSON tab shows the whole definition and keeps the draft while its text is not JSON")
         h.gpio_control("sim0 BUTTON 1")
         h.gpio_control("sim0 BUTTON 0")
         why = '#why-not [data-why="conditionFailed"]'

@@ -24,7 +24,7 @@ const hasManual = (a) => (a.automation.starters || []).some((s) => "manual" in s
 const when = (iso) => { const d = new Date(iso); return Number.isNaN(d.getTime()) ? "" : d.toLocaleString(); };
 
 // What the view keeps between renders: the list, the open runs panel, the editor.
-const view = { entries: [], runs: new Map(), selected: null, refreshTimer: null };
+const view = { entries: [], scenes: [], runs: new Map(), selected: null, refreshTimer: null };
 
 function containers() {
   const body = $("#automations-body");
@@ -80,9 +80,18 @@ export async function renderAutomations() {
     attempt("Loading automations", () => call("GET", "/automations")),
   ]);
   const list = automations || [];
-  view.entries = list;
   const runs = await Promise.all(list.map((a) => call("GET", `/automations/${seg(a.automation.id)}/runs`).catch(() => [])));
+  view.entries = list;
+  view.scenes = scenes || [];
   list.forEach((a, i) => view.runs.set(a.automation.id, runs[i] || []));
+  drawList();
+}
+
+/// The scenes and the automations table from what the view holds (no request).
+function drawList() {
+  const scenes = view.scenes;
+  const list = view.entries;
+  const runs = list.map((a) => view.runs.get(a.automation.id) || []);
   $("#automations-list").replaceChildren(
     el("h3", { text: "Scenes" }),
     (scenes || []).length ? el("ul", { class: "scenes" }, scenes.map(sceneRow)) : el("p", { class: "hint", text: "No scenes yet (hearth.yaml scenes:, or POST /api/v1/scenes)." }),
@@ -144,14 +153,15 @@ function drawRuns() {
 }
 
 // A trace arrived over the socket: merged into its automation's timeline; the list's last-run
-// column follows once the run has ended.
+// column follows once the run has ended (drawn from what the view holds, no request).
 hooks.run = (run) => {
   if (!run || !run.automation) return;
   view.runs.set(run.automation, mergeRun(view.runs.get(run.automation) || [], run));
-  if (view.selected === run.automation && !$("#automations").hidden) drawRuns();
-  if (run.outcome !== "running" && !$("#automations").hidden) {
+  if ($("#automations").hidden) return;
+  if (view.selected === run.automation) drawRuns();
+  if (run.outcome !== "running" && view.entries.some((e) => e.automation.id === run.automation)) {
     clearTimeout(view.refreshTimer);
-    view.refreshTimer = setTimeout(renderAutomations, 150);
+    view.refreshTimer = setTimeout(drawList, 100);
   }
 };
 
