@@ -59,7 +59,8 @@ async function loadScenes() {
   scenesLoading = true;
   const got = await call("GET", "/scenes").catch(() => null);
   scenesLoading = false;
-  if (got) { homeScenes = got; drawHome(); }
+  // Redrawn only when a scene or its state changed (a redraw under a click would lose it).
+  if (got && JSON.stringify(got) !== JSON.stringify(homeScenes)) { homeScenes = got; drawHome(); }
   if (scenesAgain) { scenesAgain = false; scenesSoon(); }
 }
 function scenesStrip(structureID) {
