@@ -277,7 +277,7 @@ function select(options, selected, onchange, attrs = {}) {
 }
 
 const deviceOptions = () => [["", "— device —"], ...devices().map((d) => [d.id, `${d.name} (${d.id})`])];
-const candKey = (c) => `${c.kind}|${c.trait}|${c.name}`;
+const candKey = (c) => `${c.kind}|${c.trait || ""}|${c.name || ""}`;
 const candLabel = (c) => c.kind === "connectivity" ? "goes offline / online" : `${c.trait}: ${c.name}${c.kind === "event" ? " (event)" : ""}` +
   (c.minimum !== undefined || c.maximum !== undefined ? ` [${c.minimum ?? ""}…${c.maximum ?? ""}${c.unit ? ` ${c.unit}` : ""}]` : c.unit ? ` [${c.unit}]` : "");
 const sameType = (list, c) => list.filter((x) => x.kind === c.kind && x.trait === c.trait && x.name === c.name).length > 1;
