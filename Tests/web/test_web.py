@@ -550,6 +550,16 @@ def main():
         typed(f'{row("actions[1]")} input[data-path="actions[1].delay"]', "200ms")
         wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, issue)))
         wait_until("the draft valid", lambda: driver.find_element(By.ID, "editor-status").get_attribute("data-valid") == "true")
+        # A misspelt day: the issue (path starters[1].time.days[1]) lands at the days field with
+        # the validator's suggestion; removing the row makes the draft valid again.
+        click(f'{ed} [data-action="add-starters"]')
+        choose(f'{row("starters[1]")} select[data-field="kind"]', "time")
+        typed(f'{row("starters[1]")} input[data-path="starters[1].time.days"]', "mon,fryday")
+        day_issue = f'{row("starters[1]")} .issue[data-issue="starters[1].time.days[1]"]'
+        text_in(day_issue, "not a day — try 'fri'")
+        print(f"ok: a misspelt day is flagged at its field with the suggestion ({driver.find_element(By.CSS_SELECTOR, day_issue).text})")
+        click(f'{row("starters[1]")} [data-action="remove"]')
+        wait_until("the draft valid again", lambda: driver.find_element(By.ID, "editor-status").get_attribute("data-valid") == "true")
         click(f'{ed} [data-action="test"]')
         text_in("#automation-test", "would send")
         sim = driver.find_element(By.CSS_SELECTOR, '#automation-test [data-result="wouldSend"]').text
