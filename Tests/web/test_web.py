@@ -663,6 +663,7 @@ def main():
         css('#automations-list [data-automation="doorbell-lamp"]')
         assert not driver.find_elements(By.CSS_SELECTOR, '[data-action="new-automation"]'), "a member sees no New automation"
         assert not driver.find_elements(By.CSS_SELECTOR, '#automations-list [data-action="edit"]'), "a member sees no Edit"
+        assert not driver.find_element(By.ID, "automation-editor").is_displayed(), "the admin's editor is gone with the admin's session"
         driver.find_element(By.CSS_SELECTOR, '#automations-list [data-automation="doorbell-lamp"] [data-action="runs"]').click()
         text_in('#why-not [data-why="conditionFailed"]', "did not hold")
         print("ok: the member recalled a scene from the home view's strip, and sees the runs but no editor")

@@ -107,6 +107,15 @@ function drawList() {
   if (view.selected) drawRuns();
 }
 
+/// Forgets what the view held (called at sign-out: the next person sees none of it).
+export function resetAutomations() {
+  clearTimeout(view.refreshTimer);
+  clearTimeout(ed.timer);
+  Object.assign(view, { entries: [], scenes: [], runs: new Map(), selected: null, refreshTimer: null });
+  Object.assign(ed, { draft: null, entry: null, tab: "form", candidates: new Map(), seq: ed.seq + 1, timer: null, issues: [], scenes: [] });
+  $("#automations-body").replaceChildren();
+}
+
 // ---------- runs timeline and "Why didn't it run?" ----------
 
 async function openRuns(id) {
