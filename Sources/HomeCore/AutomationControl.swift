@@ -30,6 +30,10 @@ public protocol AutomationControl: Sendable {
     func startRun(_ id: String, as principal: Principal) async throws -> String
     /// A dry run of the saved automation from `starter` (or its first); the trace (JSON).
     func dryRun(_ id: String, starter: String?, as principal: Principal) async throws -> Data
+    /// A dry run of a draft not saved (JSON, as `create` takes it) from `starter` (or its
+    /// first); the trace (JSON), touching no device. A draft that does not validate is refused
+    /// with its problems.
+    func dryRun(draft definition: Data, starter: String?, as principal: Principal) async throws -> Data
     /// The automation's recent runs and near-misses, newest first (a JSON array of traces).
     func runTraces(of id: String, as principal: Principal) async throws -> Data
     /// One run's trace (JSON).

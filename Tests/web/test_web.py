@@ -16,9 +16,10 @@ import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
 from selenium.webdriver.support import expected_conditions as EC
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -472,7 +473,7 @@ def main():
         def refreshed_text(sel):
             """Clicks Refresh and reads `sel` (the view re-renders: a stale element reads as empty)."""
             try:
-                driver.find_element(By.CSS_SELECTOR, "#automations-body > button").click()
+                driver.find_element(By.CSS_SELECTOR, '#automations-list [data-action="refresh"]').click()
                 return driver.find_element(By.CSS_SELECTOR, sel).text
             except Exception:
                 return ""
@@ -493,6 +494,134 @@ def main():
         wait_until("the scene no longer active", lambda: refreshed_text('[data-scene="night"] [data-active]') == "not active")
         shot("automations.png")
         print("ok: the automations view ran and paused an automation, showed its last run, and recalled a scene")
+
+        # 7e. The "When / Only if / Do" editor: a new automation from the candidates of the
+        #     doorbell (starter) and the lamp (action); a bad delay is flagged live at its field
+        #     and cleared when fixed; Test shows the command it would send (nothing is sent);
+        #     saved, the button on the simulated chip runs it and the run appears in the
+        #     timeline live (the automationRuns subscription, no refresh).
+        def act(what, fn):
+            """Retries `fn` while the view re-renders under it (stale or not yet drawn), bounded."""
+            deadline = time.monotonic() + WAIT
+            while True:
+                try:
+                    return fn()
+                except (WebDriverException, AssertionError) as e:
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"timed out {what}: {e!r}")
+                    time.sleep(0.05)
+        def click(sel):
+            def go():
+                target = driver.find_element(By.CSS_SELECTOR, sel)
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", target)  # not under the sticky header
+                target.click()
+            act(f"clicking {sel}", go)
+        choose = lambda sel, value: act(f"choosing {value} in {sel}", lambda: Select(driver.find_element(By.CSS_SELECTOR, sel)).select_by_value(value))
+        def typed(sel, text):
+            def go():
+                field = driver.find_element(By.CSS_SELECTOR, sel)
+                field.send_keys(Keys.CONTROL, "a")
+                field.send_keys(text)
+                assert field.get_attribute("value") == text, field.get_attribute("value")
+            act(f"typing {text} into {sel}", go)
+        ed = "#automation-editor"
+        row = lambda path: f'{ed} [data-row="{path}"]'
+        http(h.base, "POST", "/scenes", {"id": "evening", "name": "Evening", "targets": [
+            {"device": "gpio:hall-lamp", "trait": "OnOff", "attribute": "OnOff", "value": True}]}, token=token)
+        assert h.relay_level() is True
+        click('[data-action="new-automation"]')
+        css(f"{ed}:not([hidden])")
+        typed(f'{ed} input[data-path="id"]', "doorbell-lamp")
+        typed(f'{ed} input[data-path="name"]', "Doorbell lamp")
+        click(f'{ed} [data-action="add-starters"]')
+        choose(f'{row("starters[0]")} select[data-field="device"]', "gpio:doorbell")
+        choose(f'{row("starters[0]")} select[data-field="candidate"]', "event|Switch|InitialPress")
+        click(f'{ed} [data-action="add-actions"]')
+        choose(f'{row("actions[0]")} select[data-field="device"]', "gpio:hall-lamp")
+        choose(f'{row("actions[0]")} select[data-field="candidate"]', "command|OnOff|Off")
+        click(f'{ed} [data-action="add-actions"]')
+        choose(f'{row("actions[1]")} select[data-field="kind"]', "delay")
+        typed(f'{row("actions[1]")} input[data-path="actions[1].delay"]', "8d")
+        issue = f'{row("actions[1]")} .issue[data-issue="actions[1].delay"]'
+        text_in(issue, "7 d")
+        text_in("#editor-status", "problem")
+        shot("automation-editor-issue.png")
+        print(f"ok: the editor flags the 8-day delay live at its field ({driver.find_element(By.CSS_SELECTOR, issue).text})")
+        typed(f'{row("actions[1]")} input[data-path="actions[1].delay"]', "200ms")
+        wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, issue)))
+        wait_until("the draft valid", lambda: driver.find_element(By.ID, "editor-status").get_attribute("data-valid") == "true")
+        # A misspelt day: the issue (path starters[1].time.days[1]) lands at the days field with
+        # the validator's suggestion; removing the row makes the draft valid again.
+        click(f'{ed} [data-action="add-starters"]')
+        choose(f'{row("starters[1]")} select[data-field="kind"]', "time")
+        typed(f'{row("starters[1]")} input[data-path="starters[1].time.days"]', "mon,fryday")
+        day_issue = f'{row("starters[1]")} .issue[data-issue="starters[1].time.days[1]"]'
+        text_in(day_issue, "not a day — try 'fri'")
+        print(f"ok: a misspelt day is flagged at its field with the suggestion ({driver.find_element(By.CSS_SELECTOR, day_issue).text})")
+        click(f'{row("starters[1]")} [data-action="remove"]')
+        wait_until("the draft valid again", lambda: driver.find_element(By.ID, "editor-status").get_attribute("data-valid") == "true")
+        click(f'{ed} [data-action="test"]')
+        text_in("#automation-test", "would send")
+        sim = driver.find_element(By.CSS_SELECTOR, '#automation-test [data-result="wouldSend"]').text
+        assert "gpio:hall-lamp" in sim and "Off" in sim, sim
+        assert h.relay_level() is True, "Test sent nothing"
+        shot("automation-editor.png")
+        print(f"ok: Test shows the command it would send ({sim}) and the relay did not move")
+        click(f'{ed} [data-action="save"]')
+        text_in("#toast", "Doorbell lamp saved")
+        css('#automations-list [data-automation="doorbell-lamp"]')
+        css('#automation-runs[data-automation="doorbell-lamp"]')
+        h.gpio_control("sim0 BUTTON 1")
+        wait_until("the lamp off through the new automation", lambda: h.relay_level() is False)
+        h.gpio_control("sim0 BUTTON 0")
+        done = '#automation-runs .timeline [data-outcome="completed"]'
+        text_in(done, "gpio:doorbell")
+        text_in(done, "→ ok")
+        print(f"ok: saved from the editor; the doorbell ran it and the run is in the timeline live ({driver.find_element(By.CSS_SELECTOR, done).text.splitlines()[0]})")
+
+        # 7f. Editing with a stale revision: someone else saved in between (409), the page says
+        #     so and loads theirs; then a condition that fails (the lamp is off) and the why
+        #     panel says which condition and what it saw.
+        click('#automations-list [data-automation="doorbell-lamp"] [data-action="edit"]')
+        text_in(f"{ed} h3", "revision 1")
+        theirs = http(h.base, "GET", "/automations/doorbell-lamp", token=token)["automation"]
+        http(h.base, "PUT", "/automations/doorbell-lamp?revision=1", theirs, token=token)
+        click(f'{ed} [data-action="add-conditions"]')
+        choose(f'{row("conditions")} select[data-field="device"]', "gpio:hall-lamp")
+        choose(f'{row("conditions")} select[data-field="candidate"]', "attribute|OnOff|OnOff")
+        click(f'{ed} [data-action="save"]')
+        text_in("#editor-conflict", "Someone else changed this automation")
+        shot("automation-conflict.png")
+        click('#editor-conflict [data-action="reload"]')
+        text_in(f"{ed} h3", "revision 2")
+        print("ok: a save over someone else's change is refused (409) and the page loads their version")
+        click(f'{ed} [data-action="add-conditions"]')
+        choose(f'{row("conditions")} select[data-field="device"]', "gpio:hall-lamp")
+        choose(f'{row("conditions")} select[data-field="candidate"]', "attribute|OnOff|OnOff")
+        wait_until("the condition's value", lambda: driver.find_element(By.CSS_SELECTOR, f'{row("conditions")} input[data-path="conditions.attribute.equals"]').get_attribute("value") == "true")
+        click(f'{ed} [data-action="save"]')
+        text_in("#toast", "revision 3")
+        assert "conditions" in http(h.base, "GET", "/automations/doorbell-lamp", token=token)["automation"]
+        # The JSON tab holds the whole definition; text that is not JSON yet leaves the draft as it was.
+        click(f'{ed} [data-tab="json"]')
+        area = css("#automation-json")
+        saved_json = json.loads(area.get_attribute("value"))
+        assert saved_json["conditions"]["attribute"]["device"] == "gpio:hall-lamp", saved_json
+        area.send_keys(Keys.CONTROL, "a")
+        area.send_keys("{")
+        text_in("#json-error", "Not JSON yet")
+        click(f'{ed} [data-tab="form"]')
+        css(f'{row("conditions")} select[data-field="candidate"]')
+        print("ok: the JSON tab shows the whole definition and keeps the draft while its text is not JSON")
+        h.gpio_control("sim0 BUTTON 1")
+        h.gpio_control("sim0 BUTTON 0")
+        why = '#why-not [data-why="conditionFailed"]'
+        text_in(why, "did not hold")
+        text_in(why, "OnOff.OnOff = false")
+        text_in('#automation-runs .timeline [data-outcome="conditionFailed"] [data-holds="false"]', "saw gpio:hall-lamp OnOff.OnOff = false")
+        assert h.relay_level() is False
+        shot("automation-runs.png")
+        print(f"ok: the why panel explains the near-miss: {driver.find_element(By.CSS_SELECTOR, why).text}")
 
         # 8. A member is refused a layout change, politely.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")
@@ -517,6 +646,27 @@ def main():
         admin = http(h.base, "POST", "/auth/login", {"username": "admin", "password": "correct horse battery"})["token"]  # the page's token ended at sign-out
         assert "Garage" not in [s["name"] for s in http(h.base, "GET", "/structures", token=admin)]
         print("ok: the member is refused the layout change and nothing changed")
+
+        # 8b. The member on the home view: the scenes strip, a scene recalled (the relay goes
+        #     on, the scene shows active); the automations view shows no editor.
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()
+        chip = '#home-body [data-scene-strip] [data-scene="evening"]'
+        css(chip)
+        assert h.relay_level() is False
+        wait_until("the evening scene shown not active", lambda: driver.find_element(By.CSS_SELECTOR, chip).get_attribute("data-active") == "false")
+        driver.find_element(By.CSS_SELECTOR, f'{chip} [data-action="recall"]').click()
+        wait_until("the lamp on through the member's recall", lambda: h.relay_level() is True)
+        wait_until("the evening scene shown active", lambda: driver.find_element(By.CSS_SELECTOR, chip).get_attribute("data-active") == "true")
+        css('#home-body [data-scene-strip] [data-scene="night"][data-active="false"]')
+        shot("home-scenes.png")
+        driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="automations"]').click()
+        css('#automations-list [data-automation="doorbell-lamp"]')
+        assert not driver.find_elements(By.CSS_SELECTOR, '[data-action="new-automation"]'), "a member sees no New automation"
+        assert not driver.find_elements(By.CSS_SELECTOR, '#automations-list [data-action="edit"]'), "a member sees no Edit"
+        assert not driver.find_element(By.ID, "automation-editor").is_displayed(), "the admin's editor is gone with the admin's session"
+        driver.find_element(By.CSS_SELECTOR, '#automations-list [data-automation="doorbell-lamp"] [data-action="runs"]').click()
+        text_in('#why-not [data-why="conditionFailed"]', "did not hold")
+        print("ok: the member recalled a scene from the home view's strip, and sees the runs but no editor")
 
         # 9. The phone-sized home view.
         driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="home"]').click()

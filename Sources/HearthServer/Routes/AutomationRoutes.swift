@@ -108,6 +108,16 @@ struct AutomationRoutes {
             let body = buffer.readableBytes == 0 ? nil : try? JSONDecoder().decode([String: String].self, from: Data(buffer.readableBytesView))
             return APIResponse.json(try Self.document(try await Self.run { try await automations.dryRun(id, starter: body?["starter"], as: principal) }))
         }
+        // A draft not saved yet (the web page's Test button): `{automation, starter?}`, admins only.
+        routes.post("automations/simulate") { request, context in
+            let (automations, principal) = try server.automationControl(context)
+            guard principal.role == .admin else {
+                throw HomeError.permissionDenied("only an admin simulates a draft; simulate a saved automation with POST /automations/{id}/simulate")
+            }
+            let body: DraftSimulation = try await Self.decode(request, limit: limit)
+            let draft = try JSONEncoder().encode(body.automation)
+            return APIResponse.json(try Self.document(try await Self.run { try await automations.dryRun(draft: draft, starter: body.starter, as: principal) }))
+        }
         routes.get("automations/:id/runs") { _, context in
             let (automations, principal) = try server.automationControl(context)
             let id = try context.parameter("id")
@@ -171,6 +181,13 @@ struct AutomationRoutes {
             throw IssuesError(refusal: refusal)
         }
     }
+}
+
+/// `POST /automations/simulate`'s body: a draft automation (the JSON `POST /automations` takes)
+/// and the starter to simulate from.
+struct DraftSimulation: Decodable {
+    var automation: Value
+    var starter: String?
 }
 
 struct IssuesError: Error, HTTPResponseError {

@@ -10,7 +10,7 @@ import { renderAccess } from "/web/access.js";
 import { renderPlugins } from "/web/plugins.js";
 import { renderEvents } from "/web/events.js";
 import { renderExposure } from "/web/exposure.js";
-import { renderAutomations } from "/web/automations.js";
+import { renderAutomations, resetAutomations } from "/web/automations.js";
 
 // ---------- sign in ----------
 function signedOut(message) {
@@ -20,6 +20,7 @@ function signedOut(message) {
   if (state.socket) { state.socket.onclose = null; state.socket.close(); state.socket = null; }
   for (const m of [state.devices, state.latest, state.discovered, state.rooms, state.structures]) m.clear();
   state.events = [];
+  resetAutomations();
   $("#nav").hidden = true;
   $("#signout").hidden = true;
   $("#who").textContent = "";

@@ -44,11 +44,11 @@ export function toast(message, kind = "info") {
 }
 
 export class APIError extends Error {
-  constructor(code, message, status) { super(message); this.code = code; this.status = status; }
+  constructor(code, message, status, issues) { super(message); this.code = code; this.status = status; this.issues = issues || []; }
 }
 
-export async function call(method, path, body) {
-  const headers = {};
+export async function call(method, path, body, extraHeaders = {}) {
+  const headers = { ...extraHeaders };
   if (state.token) headers.Authorization = `Bearer ${state.token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const r = await fetch(api + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -58,7 +58,7 @@ export async function call(method, path, body) {
   if (!r.ok) {
     const err = data && data.error ? data.error : { code: "internal", message: `HTTP ${r.status}` };
     if (err.code === "unauthenticated" && path !== "/auth/login" && path !== "/auth/setup") hooks.signedOut("Your session ended; sign in again.");
-    throw new APIError(err.code, err.message, r.status);
+    throw new APIError(err.code, err.message, r.status, err.issues);
   }
   return data;
 }
@@ -80,7 +80,8 @@ export const structureName = (id) => (state.structures.get(id) || {}).name || "N
 
 
 /// Set by app.js: what to do when the session ends, and how to redraw after live changes.
-export const hooks = { signedOut: () => {}, changed: () => {} };
+/// `run`: an automation run trace arrived over the socket (automations.js sets it).
+export const hooks = { signedOut: () => {}, changed: () => {}, run: () => {} };
 
 /// Re-renders `root` with `build()`, keeping focus on the element with the same data-key.
 export function rerender(root, build) {

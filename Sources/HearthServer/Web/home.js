@@ -3,11 +3,16 @@ import { state, el, call, attempt, rerender, roomName, structureName, toast, seg
 import { describeDevice, controlsFor, connectivityText } from "/web/present.js";
 import { icon } from "/web/icons.js";
 
-// Home: structures → rooms → device tiles.
+// Home: structures → (scenes strip) rooms → device tiles.
 export function renderHome() {
+  drawHome();
+  scenesSoon();
+}
+
+function drawHome() {
   rerender($("#home-body"), () => {
     const devices = [...state.devices.values()].filter((d) => d.commissioning === "commissioned");
-    if (devices.length === 0) return [el("p", { class: "hint", text: "No devices yet." })];
+    if (devices.length === 0 && homeScenes.length === 0) return [el("p", { class: "hint", text: "No devices yet." })];
     const byStructure = new Map();
     for (const d of devices) {
       const s = d.structureID || "";
@@ -21,8 +26,10 @@ export function renderHome() {
     // Favourites (this user's, kept in this browser) are pinned above the rooms.
     const favs = devices.filter((d) => favourites().has(d.id)).sort((a, b) => a.name.localeCompare(b.name));
     if (favs.length) out.push(el("section", { class: "structure favourites" }, el("h3", { text: "Favourites" }), el("ul", { class: "tiles" }, favs.map(tile))));
+    // A structure with scenes but no device still shows its scenes.
+    for (const sc of homeScenes) if (!byStructure.has(sc.structure || "")) byStructure.set(sc.structure || "", new Map());
     for (const [sid, rooms] of [...byStructure].sort((a, b) => structureName(a[0]).localeCompare(structureName(b[0])))) {
-      const sec = el("section", { class: "structure" }, el("h3", { text: structureName(sid) }));
+      const sec = el("section", { class: "structure" }, el("h3", { text: structureName(sid) }), scenesStrip(sid));
       for (const [rid, all] of [...rooms].sort((a, b) => roomName(a[0]).localeCompare(roomName(b[0])))) {
         const list = all.filter((d) => !favourites().has(d.id));
         if (list.length === 0) continue;
@@ -33,6 +40,41 @@ export function renderHome() {
     }
     return out;
   });
+}
+
+// The scenes strip: each scene of the structure, whether it holds now, and Recall (members
+// too). isActive is computed by hearthd on each GET /scenes, so the strip asks again (at most
+// every 250 ms) when the home changes.
+let homeScenes = [];
+let scenesTimer = null;
+let scenesLoading = false;
+let scenesAgain = false;
+function scenesSoon() {
+  if (scenesTimer) return;
+  scenesTimer = setTimeout(loadScenes, 250);
+}
+async function loadScenes() {
+  scenesTimer = null;
+  if (scenesLoading) { scenesAgain = true; return; }
+  scenesLoading = true;
+  const got = await call("GET", "/scenes").catch(() => null);
+  scenesLoading = false;
+  // Redrawn only when a scene or its state changed (a redraw under a click would lose it).
+  if (got && JSON.stringify(got) !== JSON.stringify(homeScenes)) { homeScenes = got; drawHome(); }
+  if (scenesAgain) { scenesAgain = false; scenesSoon(); }
+}
+function scenesStrip(structureID) {
+  const list = homeScenes.filter((s) => (s.structure || "") === structureID).sort((a, b) => a.name.localeCompare(b.name));
+  if (!list.length) return null;
+  return el("ul", { class: "scene-strip", "data-scene-strip": structureID, "aria-label": `Scenes in ${structureName(structureID)}` },
+    list.map((s) => el("li", { class: `scene-chip${s.isActive ? " active" : ""}`, "data-scene": s.id, "data-active": String(!!s.isActive) },
+      el("span", { class: "scene-name", text: s.name }), " ",
+      el("span", { class: "scene-state", text: s.isActive ? "active" : "" }), " ",
+      el("button", { type: "button", "data-action": "recall", "data-key": `scene/${s.id}`, onclick: async () => {
+        const r = await attempt(`Recalling ${s.name}`, () => call("POST", `/scenes/${seg(s.id)}/recall`));
+        if (r) toast(r.failed ? `${s.name}: ${r.failed} step(s) failed` : `${s.name} recalled`, r.failed ? "error" : "ok");
+        loadScenes();
+      } }, "Recall"))));
 }
 
 function tile(d) {

@@ -21,6 +21,8 @@ export function connect() {
     // every device whole first, then only the attributes that changed.
     ws.send(subscribe("tiles", QUERY.deviceDeltas));
     ws.send(subscribe("events", QUERY.events));
+    // Every automation's runs and near-misses as they happen (start, each step, the end).
+    ws.send(subscribe("runs", QUERY.automationRuns));
   };
   ws.onmessage = (m) => receive(JSON.parse(m.data));
   ws.onclose = () => {
@@ -103,10 +105,15 @@ function receive(m) {
       state.events.unshift(m.event);
       state.events.length = Math.min(state.events.length, 200);
       break;
+    case MSG.run:
+      if (m.run) hooks.run(m.run, m.missed || 0);
+      return;
     case MSG.closing:
       hooks.signedOut(m.error ? m.error.message : "The server closed the session.");
       return;
     case MSG.error:
+      // A hearthd without the automation engine refuses the runs feed; nothing to say about it.
+      if (m.id === "runs") return;
       toast(m.error.message, "error");
       return;
     default:
