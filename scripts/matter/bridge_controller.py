@@ -18,7 +18,13 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
   6. 'hearth matter show' lists both fabrics; 'hearth matter remove-fabric N' removes the second;
      the first still reads.
 
-Usage: bridge_controller.py HEARTHD HEARTH WORK [libGPIOPlugin.so]
+  3b. with libMQTTPlugin.so and mosquitto: the controller, already commissioned and subscribed to
+     the Aggregator's Descriptor, gets a PartsList report when a device announced over MQTT (Home
+     Assistant discovery, a mosquitto on a free loopback port) is commissioned into a room through
+     the API; it reads the new endpoint's TemperatureMeasurement and its room (Fixed Label), and
+     the endpoint keeps its number across the restarts.
+
+Usage: bridge_controller.py HEARTHD HEARTH WORK [libGPIOPlugin.so [libMQTTPlugin.so]]
 Prints 'ok: …' per step, BENCH lines, and 'BRIDGE OK'; exits 1 with 'FAIL: …' otherwise.
 """
 import asyncio
@@ -33,6 +39,11 @@ import time
 
 HEARTHD, HEARTH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 PLUGIN = sys.argv[4] if len(sys.argv) > 4 else None  # libGPIOPlugin.so (absent: no bridged devices)
+MQTT_PLUGIN = sys.argv[5] if len(sys.argv) > 5 else None  # libMQTTPlugin.so (absent: no MQTT device)
+MOSQUITTO = next((p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.path.exists(p)), None)
+if MQTT_PLUGIN and not MOSQUITTO:
+    print("SKIP the MQTT device: mosquitto is not installed", flush=True)
+    MQTT_PLUGIN = None
 GPIO = os.path.join(WORK, "gpio")
 API_PORT = 18080
 PASSWORD = "correct horse battery staple"
@@ -47,12 +58,53 @@ def ok(msg):
     print("ok:", msg, flush=True)
 
 
-class Hearthd:
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """A mosquitto on a free loopback port, for the MQTT plugin."""
     def __init__(self):
+        self.port = free_port()
+        conf = os.path.join(WORK, "mosquitto.conf")
+        with open(conf, "w") as f:
+            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", conf], stdout=open(os.path.join(WORK, "mosquitto.log"), "w"),
+                                     stderr=subprocess.STDOUT)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        fail("mosquitto did not listen within 10 s")
+
+    def publish(self, topic, payload):
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.port), "-r", "-t", topic, "-m", payload],
+                       check=True, timeout=10)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Hearthd:
+    def __init__(self, broker=None):
         self.proc = None
         self.config = os.path.join(WORK, "hearth.yaml")
         os.makedirs(os.path.join(WORK, "plugins"), exist_ok=True)
         gpio = ""
+        if broker:
+            link = os.path.join(WORK, "plugins", os.path.basename(MQTT_PLUGIN))
+            if not os.path.exists(link):
+                os.symlink(MQTT_PLUGIN, link)
         if PLUGIN:
             link = os.path.join(WORK, "plugins", os.path.basename(PLUGIN))
             if not os.path.exists(link):
@@ -64,6 +116,11 @@ class Hearthd:
     lines:
       - {{ id: front-door, chip: sim0, line: DOOR, role: contact, debounce: 1ms, name: Front door, room: Hallway }}
       - {{ id: pump, chip: sim0, line: RELAY, role: relay, initial: "off", name: Garden pump, room: Hallway }}
+"""
+        if broker:
+            gpio = (gpio or "plugins:\n") + f"""  mqtt:
+    broker: {{ host: 127.0.0.1, port: {broker.port}, clientID: hearth-matter-test }}
+    discovery: {{ enabled: true, prefix: homeassistant }}
 """
         with open(self.config, "w") as f:
             f.write(f"""
@@ -177,7 +234,8 @@ async def main():
     from chip.discovery import DiscoveryType
     import chip.clusters as Clusters
 
-    hearthd = Hearthd()
+    broker = Broker() if MQTT_PLUGIN else None
+    hearthd = Hearthd(broker)
     hearthd.start()
     m = None
     for _ in range(100):
@@ -296,6 +354,70 @@ async def main():
         gpio("DOOR", "pull-down")
         return contact, relay
 
+    TM, FL = Clusters.TemperatureMeasurement, Clusters.FixedLabel
+
+    async def mqtt_device(ctrl, node):
+        """An MQTT thermometer commissioned into a room in Hearth after the controller paired:
+        a Descriptor report brings the new endpoint, which reads the MQTT value and the room."""
+        r = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)])
+        before = list(r[1][D][D.Attributes.PartsList])
+        sub = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)], reportInterval=(0, 10))
+        try:
+            loop = asyncio.get_running_loop()
+            reports = asyncio.Queue()
+            sub.SetAttributeUpdateCallback(
+                lambda path, transaction: loop.call_soon_threadsafe(reports.put_nowait, list(transaction.GetAttribute(path))))
+            broker.publish("homeassistant/sensor/mt21attic/temperature/config", json.dumps({
+                "name": "Temperature", "unique_id": "mt21attic-temperature", "state_topic": "mt21attic/temperature",
+                "device_class": "temperature", "unit_of_measurement": "°C",
+                "device": {"identifiers": ["mt21attic"], "name": "Attic thermometer", "manufacturer": "Test", "model": "T1"}}))
+            broker.publish("mt21attic/temperature", "21.5")
+            device = "mqtt:mt21attic"
+            deadline = time.time() + 30
+            while device not in {d["id"] for d in json.loads(cli("discovered", "--json"))}:
+                if time.time() > deadline:
+                    fail(f"{device} was not discovered over MQTT within 30 s")
+                time.sleep(0.2)
+            structure = json.loads(cli("structures", "--json"))[0]["id"]
+            room = json.loads(cli("rooms", "add", "Attic", "--structure", structure, "--json"))["id"]
+            t0 = time.monotonic()
+            cli("commission", device, "--name", "Attic thermometer", "--structure", structure, "--room", room, "--json")
+            parts = None
+            try:
+                while True:
+                    parts = await asyncio.wait_for(reports.get(), timeout=15)
+                    if len(parts) > len(before):
+                        break
+            except asyncio.TimeoutError:
+                fail(f"no Aggregator PartsList report with a new endpoint within 15 s of commissioning {device} (last {parts}, before {before})")
+            print(f"BENCH commission in Hearth -> PartsList report {time.monotonic() - t0:.3f} s", flush=True)
+        finally:
+            sub.Shutdown()
+        new = sorted(set(parts) - set(before))
+        if len(new) != 1 or not set(before) <= set(parts):
+            fail(f"PartsList report {parts} after commissioning {device}; before {before}")
+        endpoint = new[0]
+        ok(f"subscribed to the Aggregator's PartsList {before}; commissioning {device} in Hearth brought a report {parts} (new endpoint {endpoint})")
+        again = await read_attr(ctrl, node, 1, D, D.Attributes.PartsList)
+        if sorted(again) != sorted(parts):
+            fail(f"PartsList read {list(again)} after the report {parts}")
+        servers = list(await read_attr(ctrl, node, endpoint, D, D.Attributes.ServerList))
+        if TM.id not in servers:
+            fail(f"endpoint {endpoint}'s ServerList {servers} has no TemperatureMeasurement")
+        value = None
+        for _ in range(30):
+            value = await read_attr(ctrl, node, endpoint, TM, TM.Attributes.MeasuredValue)
+            if value == 2150:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            fail(f"endpoint {endpoint}'s MeasuredValue {value}, expected 2150 (21.5 °C over MQTT)")
+        labels = {l.label: l.value for l in await read_attr(ctrl, node, endpoint, FL, FL.Attributes.LabelList)}
+        if labels.get("room") != "Attic":
+            fail(f"endpoint {endpoint}'s Fixed Label {labels}, expected room Attic")
+        ok(f"read the new endpoint {endpoint} without re-pairing: TemperatureMeasurement MeasuredValue {value} (21.5 °C), room '{labels['room']}'")
+        return endpoint
+
     try:
         t0 = time.monotonic()
         try:
@@ -307,6 +429,7 @@ async def main():
         fabric, index = await retry("read over CASE", lambda: read_bridge(controller, 1))
         ok(f"over CASE: Basic Information, PartsLists root=[1]+bridged, aggregator={'bridged' if PLUGIN else '[]'}, own fabric 0x{fabric.fabricID:x} index {index}")
         bridged = await bridged_devices(controller, 1) if PLUGIN else None
+        thermometer = await mqtt_device(controller, 1) if broker else None
         shown = matter_show()
         if shown["window"] != "closed" or len(shown["fabrics"]) != 1 or shown["fabrics"][0]["fabricID"] != "1":
             fail(f"'hearth matter show' after commissioning: {shown}")
@@ -325,6 +448,13 @@ async def main():
             if (contact, relay) != bridged:
                 fail(f"after the restarts: contact {contact}, relay {relay}; before {bridged}")
             ok(f"after the restarts the same bridged endpoints: contact {contact}, relay {relay}, PartsList {parts}")
+        if thermometer is not None:
+            parts = await read_attr(controller, 1, 1, D, D.Attributes.PartsList)
+            value = await retry("the MQTT thermometer after the restarts",
+                                lambda: read_attr(controller, 1, thermometer, TM, TM.Attributes.MeasuredValue))
+            if thermometer not in parts or value != 2150:
+                fail(f"after the restarts: PartsList {list(parts)}, thermometer {thermometer} reads {value}")
+            ok(f"after the restarts the MQTT thermometer keeps endpoint {thermometer} and reads {value}")
 
         opened = json.loads(cli("matter", "open-window", "--json"))
         if opened["window"] != "basic":
@@ -355,6 +485,8 @@ async def main():
     finally:
         stop()
         hearthd.stop()
+        if broker:
+            broker.stop()
 
 
 if __name__ == "__main__":
