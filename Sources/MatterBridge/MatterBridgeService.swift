@@ -90,6 +90,16 @@ public final class MatterBridgeService: Sendable {
         do {
             reboots = (try store.loadCounter("reboot-count") ?? 0) &+ 1
             try store.saveCounter("reboot-count", reboots)
+            // Event numbers never go back, across restarts (7.14.2.1): the bound, in blocks.
+            let block = node.eventLog.block
+            let blocks = try store.loadCounter(Self.eventNumberCounter) ?? 0
+            node.eventLog.persist(start: UInt64(blocks) * block) { [logger] bound in
+                do throws(MatterStoreError) {
+                    try store.saveCounter(Self.eventNumberCounter, UInt32(clamping: (bound + block - 1) / block))
+                } catch {
+                    logger.error("Matter: cannot keep the event number bound: \(error)")
+                }
+            }
             commissioning = try CommissioningNode(
                 store: store, configuration: .init(vendorID: configuration.vendorID, productID: configuration.productID), attestation: attestation)
         } catch {
@@ -111,6 +121,9 @@ public final class MatterBridgeService: Sendable {
         sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier)
         installRootEndpoints()
     }
+
+    /// The stored counter of the event number bound, in blocks of `EventLog.block`.
+    static let eventNumberCounter = "event-number-blocks"
 
     /// The stored secrets, or new ones saved before first use.
     static func onboardingSecrets(_ store: any OnboardingStore, logger: Logger) throws(MatterBridgeError) -> OnboardingSecrets {

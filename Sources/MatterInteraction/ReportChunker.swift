@@ -1,6 +1,12 @@
 import MatterTLV
 
-/// Splits attribute reports into ReportData messages that fit the message size (Matter Core
+/// What one ReportData message carries.
+struct ReportChunk: Sendable, Equatable {
+    var attributes: [AttributeReport] = []
+    var events: [EventRecord] = []
+}
+
+/// Splits attribute reports (then event reports) into ReportData messages that fit the message size (Matter Core
 /// Specification 8.4.3.3 "Chunking"): reports are packed in order; a list attribute too large
 /// for one message is sent as an empty list followed by one append (null ListIndex) per item.
 struct ReportChunker {
@@ -9,6 +15,26 @@ struct ReportChunker {
     static let envelope = 24
 
     let maxPayload: Int
+
+    /// The attribute reports, then the events, in chunks (an event too large for a message is
+    /// dropped: the largest bridged event is a few dozen bytes).
+    func chunks(_ reports: [AttributeReport], events: [EventRecord]) -> [ReportChunk] {
+        let budget = maxPayload - Self.envelope
+        var out = chunks(reports).map { ReportChunk(attributes: $0) }
+        guard !events.isEmpty else { return out }
+        var used = out.last.map { $0.attributes.reduce(0) { $0 + Self.size($1) } } ?? 0
+        for event in events {
+            let size = (try? EventReport(event).tlv().encoded().count) ?? Int.max / 2
+            guard size <= budget else { continue }
+            if used + size > budget {
+                out.append(ReportChunk())
+                used = 0
+            }
+            out[out.count - 1].events.append(event)
+            used += size
+        }
+        return out
+    }
 
     /// The reports in chunks; an item that can never fit becomes a RESOURCE_EXHAUSTED status.
     func chunks(_ reports: [AttributeReport]) -> [[AttributeReport]] {

@@ -112,10 +112,11 @@ class Hearthd:
             gpio = f"""plugins:
   gpio:
     simulated:
-      - {{ chip: sim0, lines: [DOOR, RELAY], control: {GPIO} }}
+      - {{ chip: sim0, lines: [DOOR, RELAY, BUTTON], control: {GPIO} }}
     lines:
       - {{ id: front-door, chip: sim0, line: DOOR, role: contact, debounce: 1ms, name: Front door, room: Hallway }}
       - {{ id: pump, chip: sim0, line: RELAY, role: relay, initial: "off", name: Garden pump, room: Hallway }}
+      - {{ id: doorbell, chip: sim0, line: BUTTON, role: button, long-press: 500ms, multi-press-window: 300ms, name: Doorbell, room: Hallway }}
 """
         if broker:
             gpio = (gpio or "plugins:\n") + f"""  mqtt:
@@ -188,7 +189,7 @@ def line_high(name):
 def commission_gpio():
     """The GPIO devices into Hearth through the API ('hearth commission') when they wait in the
     discovered list; then both must be listed as devices."""
-    wanted = {"gpio:front-door": "Front door", "gpio:pump": "Garden pump"}
+    wanted = {"gpio:front-door": "Front door", "gpio:pump": "Garden pump", "gpio:doorbell": "Doorbell"}
     deadline = time.time() + 30
     while time.time() < deadline:
         discovered = {d["id"] for d in json.loads(cli("discovered", "--json"))}
@@ -251,7 +252,7 @@ async def main():
         code = f.read().strip()
     cli("setup", "--url", f"http://127.0.0.1:{API_PORT}", "--code", code, "--password-stdin")
     if PLUGIN:
-        ok(f"the simulated GPIO contact and relay: {commission_gpio()}")
+        ok(f"the simulated GPIO contact, relay and doorbell: {commission_gpio()}")
     shown = matter_show()
     if shown["manualPairingCode"] != manual or shown["qrPayload"] != qr or shown["window"] != "basic" or shown["fabrics"]:
         fail(f"'hearth matter show' before commissioning: {shown}")
@@ -354,7 +355,87 @@ async def main():
         gpio("DOOR", "pull-down")
         return contact, relay
 
-    TM, FL = Clusters.TemperatureMeasurement, Clusters.FixedLabel
+    TM, FL, SW = Clusters.TemperatureMeasurement, Clusters.FixedLabel, Clusters.Switch
+    from chip.clusters.Attribute import EventPriority, EventTimestampType
+
+    def check_header(event, cluster, endpoint):
+        h = event.Header
+        now_ms = time.time() * 1000
+        if h.EndpointId != endpoint or h.ClusterId != cluster.id or h.Priority != EventPriority.INFO:
+            fail(f"event header {h}")
+        if h.TimestampType != EventTimestampType.EPOCH or abs(h.Timestamp - now_ms) > 120_000:
+            fail(f"event timestamp {h.Timestamp} ({h.TimestampType}), now {now_ms:.0f} ms since the epoch")
+
+    async def button_events(ctrl, node, after=0):
+        """Subscribes to the doorbell's Switch events (urgent) and presses it on the simulated
+        chip: a short press, then a long one. Returns the highest event number seen."""
+        parts = await read_attr(ctrl, node, 1, D, D.Attributes.PartsList)
+        lists = await ctrl.ReadAttribute(node, [(e, D.Attributes.ServerList) for e in parts])
+        buttons = [e for e in parts if SW.id in lists[e][D][D.Attributes.ServerList]]
+        if len(buttons) != 1:
+            fail(f"expected one Switch endpoint among {list(parts)}: {buttons}")
+        button = buttons[0]
+        sub = await ctrl.ReadEvent(node, [(button, SW, 1)], reportInterval=(0, 10))
+        seen = []
+        try:
+            loop = asyncio.get_running_loop()
+            queue = asyncio.Queue()
+            sub.SetEventUpdateCallback(lambda event, transaction: loop.call_soon_threadsafe(queue.put_nowait, event))
+
+            async def until(kind, what):
+                try:
+                    while True:
+                        event = await asyncio.wait_for(queue.get(), timeout=10)
+                        seen.append(event)
+                        if isinstance(event.Data, kind):
+                            return event
+                except asyncio.TimeoutError:
+                    fail(f"no {kind.__name__} event within 10 s of {what}; got {[type(e.Data).__name__ for e in seen]}")
+
+            t0 = time.monotonic()
+            gpio("BUTTON", "pull-up")
+            first = await until(SW.Events.InitialPress, "the press")
+            print(f"BENCH button press -> InitialPress event {time.monotonic() - t0:.3f} s", flush=True)
+            await asyncio.sleep(0.1)
+            gpio("BUTTON", "pull-down")
+            await until(SW.Events.ShortRelease, "the release")
+            complete = await until(SW.Events.MultiPressComplete, "the short press")
+            if complete.Data.totalNumberOfPressesCounted != 1 or first.Data.newPosition != 1:
+                fail(f"short press: {first.Data}, {complete.Data}")
+            gpio("BUTTON", "pull-up")
+            await until(SW.Events.LongPress, "holding the button")
+            gpio("BUTTON", "pull-down")
+            await until(SW.Events.LongRelease, "the long press's release")
+        finally:
+            sub.Shutdown()
+        numbers = [e.Header.EventNumber for e in seen]
+        if numbers != sorted(set(numbers)) or numbers[0] <= after:
+            fail(f"event numbers {numbers} (previous run's highest {after}): not increasing")
+        for e in seen:
+            check_header(e, SW, button)
+        kinds = [type(e.Data).__name__ for e in seen]
+        ok(f"subscribed to the doorbell's Switch events (endpoint {button}); presses on the simulated line brought {kinds}, "
+           f"event numbers {numbers[0]}..{numbers[-1]}, epoch timestamps")
+        # A read with an EventFilter (event-min): only the newest ones come back.
+        tail = await ctrl.ReadEvent(node, [(button, SW)], eventNumberFilter=numbers[-2])
+        if [e.Header.EventNumber for e in tail] != numbers[-2:]:
+            fail(f"ReadEvent with event-min {numbers[-2]}: {[e.Header.EventNumber for e in tail]}, expected {numbers[-2:]}")
+        ok(f"ReadEvent with event-min {numbers[-2]} returned events {numbers[-2:]} only")
+        return numbers[-1]
+
+    async def contact_events(ctrl, node, contact):
+        """BooleanState StateChange for the edges the contact saw."""
+        for _ in range(50):  # the door's last edge (back low) may still be on its way
+            events = await ctrl.ReadEvent(node, [(contact, BS, 0)])
+            changes = [e for e in events if isinstance(e.Data, BS.Events.StateChange)]
+            if len(changes) >= 2 and changes[-1].Data.stateValue is False:
+                break
+            await asyncio.sleep(0.1)
+        if [e.Data.stateValue for e in changes[-2:]] != [True, False]:
+            fail(f"BooleanState StateChange events on {contact}: {[(e.Header.EventNumber, e.Data) for e in events]}")
+        for e in changes:
+            check_header(e, BS, contact)
+        ok(f"read the contact's BooleanState StateChange events: {[e.Data.stateValue for e in changes]}")
 
     async def mqtt_device(ctrl, node):
         """An MQTT thermometer commissioned into a room in Hearth after the controller paired:
@@ -430,6 +511,10 @@ async def main():
         ok(f"over CASE: Basic Information, PartsLists root=[1]+bridged, aggregator={'bridged' if PLUGIN else '[]'}, own fabric 0x{fabric.fabricID:x} index {index}")
         bridged = await bridged_devices(controller, 1) if PLUGIN else None
         thermometer = await mqtt_device(controller, 1) if broker else None
+        last_event = 0
+        if PLUGIN:
+            await contact_events(controller, 1, bridged[0])
+            last_event = await button_events(controller, 1)
         shown = matter_show()
         if shown["window"] != "closed" or len(shown["fabrics"]) != 1 or shown["fabrics"][0]["fabricID"] != "1":
             fail(f"'hearth matter show' after commissioning: {shown}")
@@ -448,6 +533,8 @@ async def main():
             if (contact, relay) != bridged:
                 fail(f"after the restarts: contact {contact}, relay {relay}; before {bridged}")
             ok(f"after the restarts the same bridged endpoints: contact {contact}, relay {relay}, PartsList {parts}")
+            newest = await button_events(controller, 1, after=last_event)
+            ok(f"after the restarts the event numbers went on from the stored epoch: {newest} > {last_event}")
         if thermometer is not None:
             parts = await read_attr(controller, 1, 1, D, D.Attributes.PartsList)
             value = await retry("the MQTT thermometer after the restarts",
