@@ -38,6 +38,8 @@ public final class MatterBridgeService: Sendable {
     private let secureChannel: AsyncStream<ExchangeEvent>
     private let publisher: (any MatterServicePublisher)?
     private let advertising = Mutex(Advertising())
+    /// Where CASE resumption records are kept (the state store, when it can).
+    private let resumptionStore: (any ResumptionStore)?
     /// Keeps the database open as long as the service (when it opened it).
     private let database: HearthDatabase?
 
@@ -118,7 +120,8 @@ public final class MatterBridgeService: Sendable {
         self.udp = udp
         self.server = server
         secureChannel = udp.events(for: .secureChannel)
-        sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier)
+        resumptionStore = store as? any ResumptionStore
+        sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier, resumptionStore: resumptionStore)
         installRootEndpoints()
     }
 
@@ -229,6 +232,10 @@ public final class MatterBridgeService: Sendable {
         core.logger.notice("Matter fabric removed", metadata: ["fabric": "\(index)"])
     }
 
+    /// CASE sessions resumed with Sigma2_Resume since start (also after a restart: the
+    /// resumption records are kept in the state store).
+    public var resumedSessions: Int { core.resumedSessions }
+
     /// Call after values behind bridged clusters changed (with `node.markChanged`), so
     /// subscriptions report. Endpoints added or removed are noticed without it.
     public func dataChanged() { server.dataChanged() }
@@ -303,6 +310,14 @@ public final class MatterBridgeService: Sendable {
             }
             let state = core.commissioning.snapshot
             reconcileAdvertisements(state)
+            // A removed (or rolled-back) fabric's peers can no longer resume their sessions.
+            if let store = resumptionStore, last.map({ $0.fabrics.fabrics.map(\.index) != state.fabrics.fabrics.map(\.index) }) ?? true {
+                do throws(MatterStoreError) {
+                    try store.deleteResumptions(keeping: Set(state.fabrics.fabrics.map(\.index)))
+                } catch {
+                    core.logger.error("Matter: \(error)")
+                }
+            }
             if last.map({ Self.differs($0, state) }) ?? true {
                 for cluster in Self.rootClusters { node.markChanged(.init(endpoint: 0, cluster: cluster)) }
                 server.dataChanged()

@@ -12,8 +12,14 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
      endpoints under the Aggregator; the controller reads the contact's BooleanState, toggles the
      relay's OnOff (the simulated line follows; OnOff reads back), and a subscription to the
      contact's BooleanState receives a report after a simulated edge;
-  4. hearthd restarted with SIGTERM, then killed with SIGKILL and started again: a new CASE
-     session each time, same reads;
+  3c. BooleanState StateChange events for the door's edges (a read of events); a subscription
+     to the doorbell's (a GPIO button) Switch events receives InitialPress, ShortRelease,
+     MultiPressComplete, LongPress and LongRelease for presses on the simulated line, with
+     increasing event numbers and epoch timestamps; a read with an event-min filter;
+  4. hearthd restarted with SIGTERM, then killed with SIGKILL and started again: each time the
+     controller's CASE session is resumed (Sigma2_Resume: the resumption record is in the state
+     store; hearthd's log must show it and no full CASE), same reads; the doorbell's events after
+     the restarts are numbered above every earlier one (the stored event number epoch);
   5. 'hearth matter open-window', then a second controller (another fabric) commissions it;
   6. 'hearth matter show' lists both fabrics; 'hearth matter remove-fabric N' removes the second;
      the first still reads.
@@ -522,12 +528,21 @@ async def main():
 
         for how, sig in (("SIGTERM", signal.SIGTERM), ("kill -9", signal.SIGKILL)):
             hearthd.stop(sig)
+            mark = len(hearthd.log())
             hearthd.start()
             controller.ExpireSessions(1)
             again, _ = await retry(f"read after {how}", lambda: read_bridge(controller, 1))
             if again.fabricID != fabric.fabricID:
                 fail(f"after {how}: fabric {again}")
-            ok(f"after {how} and a restart: a new CASE session, same reads, same fabric")
+            # The resumption record outlived the restart (the state store): Sigma2_Resume, no full CASE.
+            since = hearthd.log()[mark:]
+            resumed = [l for l in since.splitlines() if "CASE (resumed, Sigma2_Resume) session established" in l]
+            full = [l for l in since.splitlines() if "Matter CASE session established" in l]
+            if not resumed or full:
+                fail(f"after {how}: expected a resumed CASE session and no full one; log since the restart:\n" +
+                     "\n".join(l for l in since.splitlines() if "session established" in l or "resumption" in l))
+            ok(f"after {how} and a restart: the controller's CASE session was resumed (Sigma2_Resume, record from the state store), "
+               "same reads, same fabric")
         if PLUGIN:
             parts, contact, relay = await retry("bridged endpoints after the restarts", lambda: find_devices(controller, 1))
             if (contact, relay) != bridged:
