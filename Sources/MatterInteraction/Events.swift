@@ -83,6 +83,30 @@ public struct EventReport: Hashable, Sendable {
     }
 }
 
+/// EventStatusIB (10.6.10) in an EventReportIB (tag 0): why a concrete event path of a request
+/// yields nothing (UNSUPPORTED_ENDPOINT, UNSUPPORTED_CLUSTER, UNSUPPORTED_ACCESS, UNSUPPORTED_EVENT).
+public struct EventStatus: Hashable, Sendable {
+    public var path: EventPath
+    public var status: StatusIB
+
+    public init(path: EventPath, status: StatusIB) {
+        self.path = path
+        self.status = status
+    }
+
+    /// Reads the EventStatus of an EventReportIB.
+    public init(report e: TLVElement) throws(TLVError) {
+        let s = try e.structure().member(.context(0)).structure()
+        path = try EventPath(tlv: s.member(.context(0)))
+        status = try StatusIB(tlv: s.member(.context(1)))
+    }
+
+    /// The EventReportIB carrying it.
+    public func report(_ tag: TLVTag = .anonymous) -> TLVElement {
+        .structure(tag, [.structure(.context(0), [path.tlv(.context(0)), status.tlv(.context(1))])])
+    }
+}
+
 /// The node's events (7.14): a bounded buffer of the newest events and the event number
 /// counter. Numbers keep increasing across restarts: the owner persists an upper bound
 /// (`reserve`) before any number at or above the previous bound is handed out, and a restart

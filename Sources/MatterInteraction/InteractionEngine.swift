@@ -158,7 +158,8 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
         let reader = AttributeReader(model: model, access: access, subject: subject)
         let reports = reader.reports(for: request.attributeRequests ?? [], filters: request.dataVersionFilters ?? [])
         let events = reader.events(for: request.eventRequests ?? [], from: Self.eventMin(request.eventFilters))
-        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(reports, events: events)
+        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(
+            reports, events: events, statuses: reader.eventStatuses(for: request.eventRequests ?? []))
         return sendChunk(chunks, on: exchange, subscriptionID: nil) { .readChunks(remaining: $0) }
     }
 
@@ -172,7 +173,7 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
         let isRead = subscriptionID == nil
         let first = chunks.first ?? ReportChunk()
         let message = ReportDataMessage(subscriptionID: subscriptionID, attributeReports: first.attributes,
-                                        eventReports: first.events.isEmpty ? nil : first.events.map { EventReport($0).tlv() },
+                                        eventReports: first.eventReports,
                                         moreChunkedMessages: rest.isEmpty ? nil : true,
                                         suppressResponse: isRead && rest.isEmpty ? true : nil)
         var effects = [send(exchange, message)]
@@ -242,7 +243,8 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
             minInterval: .seconds(Int64(request.minIntervalFloor)), maxInterval: .seconds(Int64(maxInterval)),
             maxIntervalSeconds: maxInterval, versions: reader.clusterVersions(for: paths), lastReport: now)
         let reports = reader.reports(for: paths, filters: request.dataVersionFilters ?? [])
-        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(reports, events: events)
+        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(
+            reports, events: events, statuses: reader.eventStatuses(for: eventPaths))
         return sendChunk(chunks, on: exchange, subscriptionID: id) { .primingChunks(subscriptionID: id, remaining: $0) }
     }
 
@@ -281,7 +283,7 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
         s.pendingChunks = chunks
         subscriptions[id] = s
         let message = ReportDataMessage(subscriptionID: id, attributeReports: first.attributes.isEmpty ? nil : first.attributes,
-                                        eventReports: first.events.isEmpty ? nil : first.events.map { EventReport($0).tlv() },
+                                        eventReports: first.eventReports,
                                         moreChunkedMessages: chunks.isEmpty ? nil : true)
         guard let payload = try? message.encoded() else { return [] }
         return [.sendOnNewExchange(s.session, subscriptionID: id, .reportData, payload)]

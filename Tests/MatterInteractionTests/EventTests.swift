@@ -27,9 +27,19 @@ import Testing
                     data: .structure([TLVElement(.context(0), .unsigned(1))]))
     }
 
-    func events(_ effects: [InteractionEffect]) throws -> [EventRecord] {
+    /// The EventReportIBs of the ReportData messages sent.
+    func eventReports(_ effects: [InteractionEffect]) throws -> [TLVElement] {
         try sent(effects).filter { $0.0 == .reportData }.flatMap { try ReportDataMessage(decoding: $0.1).eventReports ?? [] }
-            .map { try EventReport(tlv: $0).record }
+    }
+
+    /// The events (EventData) reported.
+    func events(_ effects: [InteractionEffect]) throws -> [EventRecord] {
+        try eventReports(effects).filter { $0[context: 1] != nil }.map { try EventReport(tlv: $0).record }
+    }
+
+    /// The event statuses (EventStatus) reported.
+    func statuses(_ effects: [InteractionEffect]) throws -> [EventStatus] {
+        try eventReports(effects).filter { $0[context: 0] != nil }.map { try EventStatus(report: $0) }
     }
 
     // MARK: Codecs
@@ -130,6 +140,28 @@ import Testing
         #expect(try read([EventPath(endpoint: 9)]).isEmpty)
         #expect(a.number < b.number && b.number < c.number)
         #expect(a.priority == .info && a.epochTimestampMs == 1_790_000_000_001)
+    }
+
+    @Test func read_concretePathsThatDoNotExist_getEventStatuses_wildcardsDoNot() throws {
+        let hidden = AccessCheck { _, path, _ in path.endpoint != 2 }
+        var h = try Harness(access: hidden)
+        try withButton(h)
+        let a = press(h, 1)
+        let effects = try h.send(ReadRequestMessage(eventRequests: [
+            EventPath(endpoint: 9, cluster: Self.switchCluster, event: 1),   // no such endpoint
+            EventPath(endpoint: 6, cluster: 0x0006, event: 0),               // no On/Off there
+            EventPath(endpoint: 2, cluster: 0x0006, event: 0),               // not viewable
+            EventPath(endpoint: 6, cluster: Self.switchCluster, event: 5),   // not in its EventList
+            EventPath(endpoint: 6, cluster: Self.switchCluster, event: 1),   // fine
+            EventPath(endpoint: 9), EventPath(cluster: 0x0006),              // wildcards: nothing, silently
+        ]), on: h.exchange())
+        #expect(try statuses(effects).map(\.status.status) == [.unsupportedEndpoint, .unsupportedCluster, .unsupportedAccess, .unsupportedEvent])
+        #expect(try statuses(effects).first?.path == EventPath(endpoint: 9, cluster: Self.switchCluster, event: 1))
+        #expect(try events(effects) == [a])
+        // The EventStatus encoding: EventReportIB tag 0 → { path (list) at 0, StatusIB at 1 }.
+        let report = EventStatus(path: EventPath(endpoint: 9, cluster: 6, event: 0), status: StatusIB(.unsupportedEndpoint)).report()
+        #expect(try EventStatus(report: TLVElement(decoding: report.encoded())).status.status == .unsupportedEndpoint)
+        #expect(report[context: 0]?.members?.map(\.tag) == [.context(0), .context(1)])
     }
 
     @Test func read_attributesAndEventsTogether_inOneReport() throws {

@@ -427,6 +427,12 @@ async def main():
         if [e.Header.EventNumber for e in tail] != numbers[-2:]:
             fail(f"ReadEvent with event-min {numbers[-2]}: {[e.Header.EventNumber for e in tail]}, expected {numbers[-2:]}")
         ok(f"ReadEvent with event-min {numbers[-2]} returned events {numbers[-2:]} only")
+        # A concrete path to an event the button does not have (SwitchLatched: LS is off): EventStatus.
+        from chip.interaction_model import Status
+        latched = await ctrl.ReadEvent(node, [(button, SW.Events.SwitchLatched)])
+        if [e.Status for e in latched] != [Status.UnsupportedEvent]:
+            fail(f"ReadEvent of SwitchLatched: {[(e.Header, e.Status) for e in latched]}")
+        ok("ReadEvent of the absent SwitchLatched event answered UNSUPPORTED_EVENT (an EventStatusIB)")
         return numbers[-1]
 
     async def contact_events(ctrl, node, contact):
