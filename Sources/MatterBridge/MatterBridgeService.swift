@@ -38,8 +38,6 @@ public final class MatterBridgeService: Sendable {
     private let secureChannel: AsyncStream<ExchangeEvent>
     private let publisher: (any MatterServicePublisher)?
     private let advertising = Mutex(Advertising())
-    /// Where CASE resumption records are kept (the state store, when it can).
-    private let resumptionStore: (any ResumptionStore)?
     /// Keeps the database open as long as the service (when it opened it).
     private let database: HearthDatabase?
 
@@ -120,8 +118,9 @@ public final class MatterBridgeService: Sendable {
         self.udp = udp
         self.server = server
         secureChannel = udp.events(for: .secureChannel)
-        resumptionStore = store as? any ResumptionStore
-        sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier, resumptionStore: resumptionStore)
+        // CASE resumption records outlive a restart in the state store (when it keeps them).
+        sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier,
+                                  resumptionStore: store as? any ResumptionStore)
         installRootEndpoints()
     }
 
@@ -311,12 +310,8 @@ public final class MatterBridgeService: Sendable {
             let state = core.commissioning.snapshot
             reconcileAdvertisements(state)
             // A removed (or rolled-back) fabric's peers can no longer resume their sessions.
-            if let store = resumptionStore, last.map({ $0.fabrics.fabrics.map(\.index) != state.fabrics.fabrics.map(\.index) }) ?? true {
-                do throws(MatterStoreError) {
-                    try store.deleteResumptions(keeping: Set(state.fabrics.fabrics.map(\.index)))
-                } catch {
-                    core.logger.error("Matter: \(error)")
-                }
+            if last.map({ $0.fabrics.fabrics.map(\.index) != state.fabrics.fabrics.map(\.index) }) ?? true {
+                sessions.forgetResumptions(keeping: Set(state.fabrics.fabrics.map(\.index)))
             }
             if last.map({ Self.differs($0, state) }) ?? true {
                 for cluster in Self.rootClusters { node.markChanged(.init(endpoint: 0, cluster: cluster)) }

@@ -3,6 +3,7 @@ import MatterCommissioning
 import MatterInteraction
 import MatterMessaging
 import MatterSecurity
+import Synchronization
 
 /// The Secure Channel side of the bridge: PASE while a commissioning window is open (the
 /// onboarding verifier, or the one OpenCommissioningWindow sent), CASE with the fabric table's
@@ -19,6 +20,9 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
     let resumptionStore: (any ResumptionStore)?
     /// Resumption records kept per fabric (the newest; one per peer).
     static var resumptionsPerFabric: Int { 16 }
+    /// The sessions peers may resume (the store's copy, kept current with it). A lock: the
+    /// service drops a removed fabric's records from its own task.
+    private let resumptions = Mutex<[CASEResumptionRecord]>([])
     /// Failed PASE attempts in the current window (the window closes after 20, 5.4.2.3).
     static var paseAttemptLimit: Int { 20 }
     /// Secure sessions kept at most; the oldest CASE session goes first.
@@ -36,6 +40,17 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
         self.core = core
         self.onboardingVerifier = onboardingVerifier
         self.resumptionStore = resumptionStore
+        if let store = resumptionStore {
+            do throws(MatterStoreError) {
+                let loaded = try store.loadResumptions().map {
+                    CASEResumptionRecord(resumptionID: $0.resumptionID, sharedSecret: $0.sharedSecret, peerNodeID: $0.peerNodeID, fabricIndex: $0.fabricIndex)
+                }
+                resumptions.withLock { $0 = loaded }
+                if !loaded.isEmpty { core.logger.info("Matter CASE resumption records loaded", metadata: ["count": "\(loaded.count)"]) }
+            } catch {
+                core.logger.error("Matter: \(error); controllers run a full CASE")
+            }
+        }
     }
 
     private enum Handshake {
@@ -45,23 +60,12 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
 
     private struct State {
         var handshakes: [ExchangeKey: (machine: Handshake, started: ContinuousClock.Instant)] = [:]
-        var resumptions: [CASEResumptionRecord] = []
         var failedPASE = 0
     }
 
     /// Handles Secure Channel events until the stream ends.
     func run(_ events: AsyncStream<ExchangeEvent>) async {
         var state = State()
-        if let store = resumptionStore {
-            do throws(MatterStoreError) {
-                state.resumptions = try store.loadResumptions().map {
-                    CASEResumptionRecord(resumptionID: $0.resumptionID, sharedSecret: $0.sharedSecret, peerNodeID: $0.peerNodeID, fabricIndex: $0.fabricIndex)
-                }
-                if !state.resumptions.isEmpty { core.logger.info("Matter CASE resumption records loaded", metadata: ["count": "\(state.resumptions.count)"]) }
-            } catch {
-                core.logger.error("Matter: \(error); controllers run a full CASE")
-            }
-        }
         for await event in events {
             guard case .message(let m) = event else { continue }
             prune(&state)
@@ -92,9 +96,12 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
                 let fabrics = table.compactMap { try? $0.credentials() }
                 // Only records of fabrics still there (a removed fabric's peers cannot resume).
                 let present = Set(table.map(\.index))
-                state.resumptions.removeAll { !present.contains($0.fabricIndex) }
+                let records = resumptions.withLock { r in
+                    r.removeAll { !present.contains($0.fabricIndex) }
+                    return r
+                }
                 let responder = CASEResponder(fabrics: fabrics, localSessionID: freeSessionID(), sessionParameters: Self.ownParameters,
-                                              resumptions: state.resumptions)
+                                              resumptions: records)
                 state.handshakes[m.exchange] = (.case(responder), .now)
             default:
                 break
@@ -172,12 +179,14 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
             }
             localNodeID = fabric.nodeID
             fabricIndex = fabric.index
-            state.resumptions.removeAll { $0.peerNodeID == record.peerNodeID && $0.fabricIndex == record.fabricIndex }
-            state.resumptions.append(record)
-            let ofFabric = state.resumptions.filter { $0.fabricIndex == record.fabricIndex }
-            if ofFabric.count > Self.resumptionsPerFabric {
-                let dropped = Set(ofFabric.prefix(ofFabric.count - Self.resumptionsPerFabric).map(\.resumptionID))
-                state.resumptions.removeAll { dropped.contains($0.resumptionID) }
+            resumptions.withLock { r in
+                r.removeAll { $0.peerNodeID == record.peerNodeID && $0.fabricIndex == record.fabricIndex }
+                r.append(record)
+                let ofFabric = r.filter { $0.fabricIndex == record.fabricIndex }
+                if ofFabric.count > Self.resumptionsPerFabric {
+                    let dropped = Set(ofFabric.prefix(ofFabric.count - Self.resumptionsPerFabric).map(\.resumptionID))
+                    r.removeAll { dropped.contains($0.resumptionID) }
+                }
             }
             if let store = resumptionStore {
                 do throws(MatterStoreError) {
@@ -220,6 +229,23 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
         guard sessions.count >= Self.sessionLimit else { return }
         let oldest = sessions.filter { $0.1.kind == .case }.min { $0.1.established < $1.1.established } ?? sessions.min { $0.1.established < $1.1.established }
         if let oldest { closeSession(oldest.0) }
+    }
+
+    /// Forgets the resumption records of every fabric not in `fabrics` (removed or rolled back),
+    /// in memory and in the store, so their peers cannot resume into a fabric that reuses the index.
+    func forgetResumptions(keeping fabrics: Set<UInt8>) {
+        let dropped = resumptions.withLock { r in
+            let before = r.count
+            r.removeAll { !fabrics.contains($0.fabricIndex) }
+            return before - r.count
+        }
+        guard let store = resumptionStore else { return }
+        do throws(MatterStoreError) {
+            try store.deleteResumptions(keeping: fabrics)
+        } catch {
+            core.logger.error("Matter: \(error)")
+        }
+        if dropped > 0 { core.logger.info("Matter CASE resumption records of removed fabrics deleted", metadata: ["count": "\(dropped)"]) }
     }
 
     /// Ends a session: out of the message layer, the IM engine and the fail-safe.
