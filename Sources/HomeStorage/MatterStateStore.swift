@@ -43,6 +43,16 @@ public final class MatterStateStore: MatterStore {
                     CREATE TABLE matter_endpoint (device_id TEXT PRIMARY KEY NOT NULL, endpoint INTEGER NOT NULL UNIQUE);
                     """)
         }
+        migrator.registerMigration("matter-v3-resumption") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE matter_resumption (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        resumption_id BLOB NOT NULL UNIQUE, shared_secret BLOB NOT NULL,
+                        peer_node_id INTEGER NOT NULL, fabric_index INTEGER NOT NULL
+                    );
+                    """)
+        }
         migrator.registerMigration("matter-v2-onboarding") { db in
             try db.execute(
                 sql: """
@@ -181,6 +191,49 @@ public final class MatterStateStore: MatterStore {
     func run<T>(_ what: String, _ body: () throws -> T) throws(MatterStoreError) -> T {
         do { return try body() } catch let error as MatterStoreError { throw error } catch {
             throw MatterStoreError("could not \(what): \(error)")
+        }
+    }
+}
+
+/// CASE resumption records (MatterCommissioning's ``ResumptionStore``), one row per peer and
+/// fabric, the newest few per fabric.
+extension MatterStateStore: ResumptionStore {
+    public func loadResumptions() throws(MatterStoreError) -> [StoredResumption] {
+        try run("read the Matter resumption records") {
+            try writer.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM matter_resumption ORDER BY seq").map { row in
+                    StoredResumption(resumptionID: [UInt8](row["resumption_id"] as Data), sharedSecret: [UInt8](row["shared_secret"] as Data),
+                                     peerNodeID: UInt64(bitPattern: row["peer_node_id"] as Int64),
+                                     fabricIndex: UInt8(truncatingIfNeeded: row["fabric_index"] as Int64))
+                }
+            }
+        }
+    }
+
+    public func saveResumption(_ r: StoredResumption, keepPerFabric: Int) throws(MatterStoreError) {
+        try run("save a Matter resumption record") {
+            try writer.write { db in
+                let peer = Int64(bitPattern: r.peerNodeID), fabric = Int64(r.fabricIndex)
+                try db.execute(sql: "DELETE FROM matter_resumption WHERE (peer_node_id = ? AND fabric_index = ?) OR resumption_id = ?",
+                               arguments: [peer, fabric, Data(r.resumptionID)])
+                try db.execute(sql: "INSERT INTO matter_resumption (resumption_id, shared_secret, peer_node_id, fabric_index) VALUES (?, ?, ?, ?)",
+                               arguments: [Data(r.resumptionID), Data(r.sharedSecret), peer, fabric])
+                try db.execute(
+                    sql: """
+                        DELETE FROM matter_resumption WHERE fabric_index = ? AND seq NOT IN
+                            (SELECT seq FROM matter_resumption WHERE fabric_index = ? ORDER BY seq DESC LIMIT ?)
+                        """,
+                    arguments: [fabric, fabric, Int64(max(1, keepPerFabric))])
+            }
+        }
+    }
+
+    public func deleteResumptions(keeping fabrics: Set<UInt8>) throws(MatterStoreError) {
+        try run("delete Matter resumption records") {
+            try writer.write { db in
+                let kept = fabrics.sorted().map { String($0) }.joined(separator: ",")
+                try db.execute(sql: "DELETE FROM matter_resumption WHERE fabric_index NOT IN (\(kept.isEmpty ? "-1" : kept))")
+            }
         }
     }
 }

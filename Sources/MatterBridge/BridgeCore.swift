@@ -28,6 +28,7 @@ final class BridgeCore: Sendable {
     let started = ContinuousClock.now
     let rebootCount: UInt16
     private let sessions = Mutex<[UInt64: SessionRecord]>([:])
+    private let resumed = Mutex(0)
     private let signal: AsyncStream<[CommissioningEvent]>.Continuation
     let signals: AsyncStream<[CommissioningEvent]>
 
@@ -58,6 +59,10 @@ final class BridgeCore: Sendable {
     func resync(_ events: [CommissioningEvent] = []) { signal.yield(events) }
 
     func finish() { signal.finish() }
+
+    /// CASE sessions resumed (Sigma2_Resume) since start.
+    var resumedSessions: Int { resumed.withLock { $0 } }
+    func countResumed() { resumed.withLock { $0 += 1 } }
 
     // MARK: Sessions
 

@@ -90,6 +90,16 @@ public final class MatterBridgeService: Sendable {
         do {
             reboots = (try store.loadCounter("reboot-count") ?? 0) &+ 1
             try store.saveCounter("reboot-count", reboots)
+            // Event numbers never go back, across restarts (7.14.2.1): the bound, in blocks.
+            let block = node.eventLog.block
+            let blocks = try store.loadCounter(Self.eventNumberCounter) ?? 0
+            node.eventLog.persist(start: UInt64(blocks) * block) { [logger] bound in
+                do throws(MatterStoreError) {
+                    try store.saveCounter(Self.eventNumberCounter, UInt32(clamping: (bound + block - 1) / block))
+                } catch {
+                    logger.error("Matter: cannot keep the event number bound: \(error)")
+                }
+            }
             commissioning = try CommissioningNode(
                 store: store, configuration: .init(vendorID: configuration.vendorID, productID: configuration.productID), attestation: attestation)
         } catch {
@@ -108,9 +118,14 @@ public final class MatterBridgeService: Sendable {
         self.udp = udp
         self.server = server
         secureChannel = udp.events(for: .secureChannel)
-        sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier)
+        // CASE resumption records outlive a restart in the state store (when it keeps them).
+        sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier,
+                                  resumptionStore: store as? any ResumptionStore)
         installRootEndpoints()
     }
+
+    /// The stored counter of the event number bound, in blocks of `EventLog.block`.
+    static let eventNumberCounter = "event-number-blocks"
 
     /// The stored secrets, or new ones saved before first use.
     static func onboardingSecrets(_ store: any OnboardingStore, logger: Logger) throws(MatterBridgeError) -> OnboardingSecrets {
@@ -216,6 +231,10 @@ public final class MatterBridgeService: Sendable {
         core.logger.notice("Matter fabric removed", metadata: ["fabric": "\(index)"])
     }
 
+    /// CASE sessions resumed with Sigma2_Resume since start (also after a restart: the
+    /// resumption records are kept in the state store).
+    public var resumedSessions: Int { core.resumedSessions }
+
     /// Call after values behind bridged clusters changed (with `node.markChanged`), so
     /// subscriptions report. Endpoints added or removed are noticed without it.
     public func dataChanged() { server.dataChanged() }
@@ -290,6 +309,10 @@ public final class MatterBridgeService: Sendable {
             }
             let state = core.commissioning.snapshot
             reconcileAdvertisements(state)
+            // A removed (or rolled-back) fabric's peers can no longer resume their sessions.
+            if last.map({ $0.fabrics.fabrics.map(\.index) != state.fabrics.fabrics.map(\.index) }) ?? true {
+                sessions.forgetResumptions(keeping: Set(state.fabrics.fabrics.map(\.index)))
+            }
             if last.map({ Self.differs($0, state) }) ?? true {
                 for cluster in Self.rootClusters { node.markChanged(.init(endpoint: 0, cluster: cluster)) }
                 server.dataChanged()

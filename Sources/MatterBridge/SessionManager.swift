@@ -3,6 +3,7 @@ import MatterCommissioning
 import MatterInteraction
 import MatterMessaging
 import MatterSecurity
+import Synchronization
 
 /// The Secure Channel side of the bridge: PASE while a commissioning window is open (the
 /// onboarding verifier, or the one OpenCommissioningWindow sent), CASE with the fabric table's
@@ -15,6 +16,13 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
     let server: InteractionServer<C>
     let core: BridgeCore
     let onboardingVerifier: Spake2pVerifier
+    /// Where CASE resumption records outlive a restart (nil: in memory only).
+    let resumptionStore: (any ResumptionStore)?
+    /// Resumption records kept per fabric (the newest; one per peer).
+    static var resumptionsPerFabric: Int { 16 }
+    /// The sessions peers may resume (the store's copy, kept current with it). A lock: the
+    /// service drops a removed fabric's records from its own task.
+    private let resumptions = Mutex<[CASEResumptionRecord]>([])
     /// Failed PASE attempts in the current window (the window closes after 20, 5.4.2.3).
     static var paseAttemptLimit: Int { 20 }
     /// Secure sessions kept at most; the oldest CASE session goes first.
@@ -25,11 +33,24 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
                           specificationVersion: 0x0103_0000, maxPathsPerInvoke: 1)
     }
 
-    init(node: MatterUDPNode<C>, server: InteractionServer<C>, core: BridgeCore, onboardingVerifier: Spake2pVerifier) {
+    init(node: MatterUDPNode<C>, server: InteractionServer<C>, core: BridgeCore, onboardingVerifier: Spake2pVerifier,
+         resumptionStore: (any ResumptionStore)? = nil) {
         self.node = node
         self.server = server
         self.core = core
         self.onboardingVerifier = onboardingVerifier
+        self.resumptionStore = resumptionStore
+        if let store = resumptionStore {
+            do throws(MatterStoreError) {
+                let loaded = try store.loadResumptions().map {
+                    CASEResumptionRecord(resumptionID: $0.resumptionID, sharedSecret: $0.sharedSecret, peerNodeID: $0.peerNodeID, fabricIndex: $0.fabricIndex)
+                }
+                resumptions.withLock { $0 = loaded }
+                if !loaded.isEmpty { core.logger.info("Matter CASE resumption records loaded", metadata: ["count": "\(loaded.count)"]) }
+            } catch {
+                core.logger.error("Matter: \(error); controllers run a full CASE")
+            }
+        }
     }
 
     private enum Handshake {
@@ -39,7 +60,6 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
 
     private struct State {
         var handshakes: [ExchangeKey: (machine: Handshake, started: ContinuousClock.Instant)] = [:]
-        var resumptions: [CASEResumptionRecord] = []
         var failedPASE = 0
     }
 
@@ -72,15 +92,23 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
                 }
                 state.handshakes[m.exchange] = (.pase(responder), .now)
             case .sigma1:
-                let fabrics = core.commissioning.snapshot.fabrics.fabrics.compactMap { try? $0.credentials() }
+                let table = core.commissioning.snapshot.fabrics.fabrics
+                let fabrics = table.compactMap { try? $0.credentials() }
+                // Only records of fabrics still there (a removed fabric's peers cannot resume).
+                let present = Set(table.map(\.index))
+                let records = resumptions.withLock { r in
+                    r.removeAll { !present.contains($0.fabricIndex) }
+                    return r
+                }
                 let responder = CASEResponder(fabrics: fabrics, localSessionID: freeSessionID(), sessionParameters: Self.ownParameters,
-                                              resumptions: state.resumptions)
+                                              resumptions: records)
                 state.handshakes[m.exchange] = (.case(responder), .now)
             default:
                 break
             }
             guard let entry = state.handshakes[m.exchange] else { continue }
             var effects: [HandshakeEffect]
+            var resumed = false
             switch entry.machine {
             case .pase(var machine):
                 effects = machine.receive(opcode, m.payload)
@@ -92,6 +120,7 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
             for effect in effects {
                 switch effect {
                 case .send(let message):
+                    if message.opcode == .sigma2Resume { resumed = true }
                     do {
                         try node.send(on: m.exchange, opcode: message.opcode.rawValue, payload: message.payload, protocolID: .secureChannel)
                     } catch {
@@ -99,7 +128,7 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
                     }
                 case .established(let session):
                     state.handshakes[m.exchange] = nil
-                    install(session, from: m.from, state: &state)
+                    install(session, from: m.from, resumed: resumed, state: &state)
                     node.close(m.exchange)
                 case .failed(let error):
                     state.handshakes[m.exchange] = nil
@@ -140,7 +169,7 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Installs a session PASE or CASE established and gives it its subject.
-    private func install(_ session: EstablishedSession, from peer: PeerAddress, state: inout State) {
+    private func install(_ session: EstablishedSession, from peer: PeerAddress, resumed: Bool = false, state: inout State) {
         var localNodeID: UInt64 = 0
         var fabricIndex: FabricIndex = 0
         if session.kind == .case {
@@ -150,9 +179,24 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
             }
             localNodeID = fabric.nodeID
             fabricIndex = fabric.index
-            state.resumptions.removeAll { $0.peerNodeID == record.peerNodeID && $0.fabricIndex == record.fabricIndex }
-            state.resumptions.append(record)
-            if state.resumptions.count > 64 { state.resumptions.removeFirst(state.resumptions.count - 64) }
+            resumptions.withLock { r in
+                r.removeAll { $0.peerNodeID == record.peerNodeID && $0.fabricIndex == record.fabricIndex }
+                r.append(record)
+                let ofFabric = r.filter { $0.fabricIndex == record.fabricIndex }
+                if ofFabric.count > Self.resumptionsPerFabric {
+                    let dropped = Set(ofFabric.prefix(ofFabric.count - Self.resumptionsPerFabric).map(\.resumptionID))
+                    r.removeAll { dropped.contains($0.resumptionID) }
+                }
+            }
+            if let store = resumptionStore {
+                do throws(MatterStoreError) {
+                    try store.saveResumption(StoredResumption(resumptionID: record.resumptionID, sharedSecret: record.sharedSecret,
+                                                              peerNodeID: record.peerNodeID, fabricIndex: record.fabricIndex),
+                                             keepPerFabric: Self.resumptionsPerFabric)
+                } catch {
+                    core.logger.warning("Matter: \(error); this session resumes only until a restart")
+                }
+            }
         } else {
             state.failedPASE = 0
         }
@@ -171,9 +215,10 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
                                        peerNodeID: session.peerNodeID ?? 0, attestationChallenge: session.keys.attestationChallenge, established: .now)
             core.addSession(id, record)
             server.setSubject(BridgeCore.subject(id, record), for: key)
-            core.logger.info("Matter \(session.kind == .pase ? "PASE" : "CASE") session established",
+            if resumed { core.countResumed() }
+            core.logger.info("Matter \(session.kind == .pase ? "PASE" : resumed ? "CASE (resumed, Sigma2_Resume)" : "CASE") session established",
                              metadata: ["peer": "\(peer)", "session": "\(id)", "fabric": "\(fabricIndex)",
-                                        "node": "0x\(String(session.peerNodeID ?? 0, radix: 16))"])
+                                        "node": "0x\(String(session.peerNodeID ?? 0, radix: 16))", "resumed": "\(resumed)"])
         } catch {
             core.logger.warning("Matter session refused", metadata: ["error": "\(error)"])
         }
@@ -184,6 +229,23 @@ final class SessionManager<C: Clock>: Sendable where C.Duration == Duration {
         guard sessions.count >= Self.sessionLimit else { return }
         let oldest = sessions.filter { $0.1.kind == .case }.min { $0.1.established < $1.1.established } ?? sessions.min { $0.1.established < $1.1.established }
         if let oldest { closeSession(oldest.0) }
+    }
+
+    /// Forgets the resumption records of every fabric not in `fabrics` (removed or rolled back),
+    /// in memory and in the store, so their peers cannot resume into a fabric that reuses the index.
+    func forgetResumptions(keeping fabrics: Set<UInt8>) {
+        let dropped = resumptions.withLock { r in
+            let before = r.count
+            r.removeAll { !fabrics.contains($0.fabricIndex) }
+            return before - r.count
+        }
+        guard let store = resumptionStore else { return }
+        do throws(MatterStoreError) {
+            try store.deleteResumptions(keeping: fabrics)
+        } catch {
+            core.logger.error("Matter: \(error)")
+        }
+        if dropped > 0 { core.logger.info("Matter CASE resumption records of removed fabrics deleted", metadata: ["count": "\(dropped)"]) }
     }
 
     /// Ends a session: out of the message layer, the IM engine and the fail-safe.

@@ -3,7 +3,11 @@ public import HomeModel
 public import HomeStorage
 public import Logging
 public import MatterInteraction
+import MatterTLV
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The home's exposed devices as bridged endpoints of a Matter node (issue 21): it keeps the
 /// node's endpoints under the Aggregator in step with what the exposure policy (shared with the
@@ -168,6 +172,10 @@ public final class MatterHomeEndpoints: Sendable {
                 for await changed in home.changedDevices() { feed.yield(.changed(changed.devices.map(\.snapshot))) }
             }
             group.addTask {
+                // A device's events (a button's Switch presses) as the node's events.
+                for await event in home.events() { self.emit(event) }
+            }
+            group.addTask {
                 for await rooms in home.rooms().batched() {
                     feed.yield(.rooms(Dictionary(rooms.map { ($0.id, $0.name) }, uniquingKeysWith: { $1 })))
                 }
@@ -260,7 +268,7 @@ public final class MatterHomeEndpoints: Sendable {
                 for c in e.clusters {
                     do {
                         clusters.append(try CatalogCluster(trait: c.trait, source: values, attributes: c.attributes, commands: c.commands,
-                                                           featureMap: c.featureMap, catalog: shared.catalog))
+                                                           events: c.events, featureMap: c.featureMap, catalog: shared.catalog))
                     } catch {
                         logger.warning("Matter bridge: cluster left out: \(error)", metadata: ["device": "\(device)"])
                     }
@@ -268,6 +276,35 @@ public final class MatterHomeEndpoints: Sendable {
             }
             node.addEndpoint(e.id, deviceTypes: e.deviceTypes, parent: e.parent, clusters: clusters)
         }
+    }
+
+    /// A device event of an exposed device as an event of its type's endpoint (the fields by
+    /// the catalogue's order as context tags), then a report to subscribers.
+    func emit(_ event: DeviceEvent) {
+        let target: UInt16? = placed.withLock { p in
+            guard let layout = p[event.device] else { return nil }
+            return layout.endpoints.first { e in
+                e.deviceType == event.deviceType && e.clusters.contains { $0.trait == event.trait.rawValue && $0.events.contains(event.event.rawValue) }
+            }?.id
+        }
+        guard let endpoint = target, let d = shared.catalog.trait(event.trait)?.event(event.event) else { return }
+        var fields: [TLVElement] = []
+        for (i, f) in d.fields.enumerated() {
+            guard let v = event.fields[f.name] ?? event.fields[f.swiftName],
+                  let tlv = ValueConversion.tlv(v, type: f.type, nullable: f.nullable)
+            else { continue }
+            fields.append(TLVElement(.context(UInt8(clamping: i)), tlv))
+        }
+        let ms = event.timestampNanoseconds > 0 ? event.timestampNanoseconds / 1_000_000 : Self.epochMilliseconds()
+        node.emit(endpoint: endpoint, cluster: event.trait.rawValue, event: event.event.rawValue, priority: EventPriority(catalog: d.priority),
+                  epochTimestampMs: ms, data: .structure(fields))
+        dataChanged()
+    }
+
+    static func epochMilliseconds() -> UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return UInt64(t.tv_sec) * 1000 + UInt64(t.tv_nsec) / 1_000_000
     }
 
     func remove(_ layout: Layout) {
@@ -291,6 +328,15 @@ public final class MatterHomeEndpoints: Sendable {
             for c in e.clusters where before?[TraitID(c.trait)]?.attributes != after?[TraitID(c.trait)]?.attributes {
                 paths.append(ConcreteClusterPath(endpoint: e.id, cluster: c.trait))
             }
+            // Boolean State's StateChange (1.7.6 of the Application Cluster Specification) when
+            // StateValue moves: the device reports the attribute, the bridge adds the event.
+            let stateValue = AttributeID(0x0000)
+            if let was = before?[TraitID(BooleanStateEvents.cluster)]?[stateValue]?.boolValue,
+               let now = after?[TraitID(BooleanStateEvents.cluster)]?[stateValue]?.boolValue, was != now,
+               e.clusters.contains(where: { $0.trait == BooleanStateEvents.cluster }) {
+                node.emit(endpoint: e.id, cluster: BooleanStateEvents.cluster, event: BooleanStateEvents.stateChange, priority: .info,
+                          epochTimestampMs: Self.epochMilliseconds(), data: .structure([TLVElement(.context(0), .bool(now))]))
+            }
         }
         for p in paths { node.markChanged(p) }
         return !paths.isEmpty
@@ -305,6 +351,8 @@ struct Layout: Hashable, Sendable {
         var attributes: [UInt32]
         var commands: [UInt32]
         var featureMap: UInt32
+        /// The events it emits (its EventList).
+        var events: [UInt32] = []
     }
 
     struct EndpointPlan: Hashable, Sendable {
@@ -363,6 +411,23 @@ struct Layout: Hashable, Sendable {
         }
     }
 
+    /// Whether a feature conformance expression of terms joined by `&` and `|` (no
+    /// parentheses; `!CODE` negates) holds for a feature map.
+    static func holds(_ expression: String, _ featureMap: UInt32, _ features: [FeatureDescriptor]) -> Bool {
+        guard !expression.contains("("), !expression.isEmpty else { return false }
+        func has(_ code: Substring) -> Bool? {
+            guard let f = features.first(where: { $0.code == code }), f.bit >= 0, f.bit < 32 else { return nil }
+            return featureMap & (1 << UInt32(f.bit)) != 0
+        }
+        return expression.split(separator: "|").contains { any in
+            any.split(separator: "&").allSatisfy { term in
+                let t = term.filter { $0 != " " }
+                if t.hasPrefix("!") { return has(t.dropFirst()) == false }
+                return has(Substring(t)) == true
+            }
+        }
+    }
+
     /// The feature map the device reports for a trait (attribute 0xFFFC), else 0.
     static func featureMapOf(_ trait: TraitState) -> UInt32 {
         if case .int(let f)? = trait.attributes[AttributeID(0xFFFC)], let v = UInt32(exactly: f) { return v }
@@ -383,8 +448,21 @@ struct Layout: Hashable, Sendable {
                 $0.conformance == .mandatory || ($0.conformance == .conditional && $0.conformanceExpression.hasPrefix("!") && featureMapOf(trait) == 0)
             }.map { $0.id.rawValue }
             let featureMap = featureMapOf(trait)
-            out.append(ClusterPlan(trait: id.rawValue, attributes: attributes.sorted(), commands: commands.sorted(), featureMap: featureMap))
+            // Mandatory events, those whose features the device has (Switch: "MS", "MSM & !AS"),
+            // and Boolean State's StateChange, which the bridge emits itself.
+            let events = d.events.filter { e in
+                e.conformance == .mandatory || (e.conformance == .conditional && Self.holds(e.conformanceExpression, featureMap, d.features))
+                    || (id.rawValue == BooleanStateEvents.cluster && e.id.rawValue == BooleanStateEvents.stateChange)
+            }.map { $0.id.rawValue }
+            out.append(ClusterPlan(trait: id.rawValue, attributes: attributes.sorted(), commands: commands.sorted(), featureMap: featureMap,
+                                   events: events.sorted()))
         }
         return out
     }
+}
+
+/// Boolean State's StateChange event (cluster 0x0045, event 0x00: `StateValue` bool).
+enum BooleanStateEvents {
+    static let cluster: UInt32 = 0x0045
+    static let stateChange: UInt32 = 0x00
 }

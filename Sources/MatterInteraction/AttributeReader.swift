@@ -51,6 +51,7 @@ struct AttributeReader {
         switch p.attribute {
         case GlobalAttribute.generatedCommandList: value = .success(idArray(info.generatedCommands))
         case GlobalAttribute.acceptedCommandList: value = .success(idArray(info.acceptedCommands))
+        case GlobalAttribute.eventList: value = .success(idArray(info.events))
         case GlobalAttribute.attributeList: value = .success(idArray(info.attributes + GlobalAttribute.all))
         case GlobalAttribute.featureMap: value = .success(TLVElement(.unsigned(UInt64(info.featureMap))))
         case GlobalAttribute.clusterRevision: value = .success(TLVElement(.unsigned(UInt64(info.revision))))
@@ -92,6 +93,43 @@ struct AttributeReader {
             }
         }
         return out
+    }
+}
+
+extension AttributeReader {
+    /// The statuses of the request's concrete event paths (endpoint, cluster and event given)
+    /// that do not exist or may not be viewed, checked in the order of 8.4.3.2; wildcard paths
+    /// never yield one.
+    func eventStatuses(for paths: [EventPath]) -> [EventStatus] {
+        paths.compactMap { path in
+            guard let e = path.endpoint, let c = path.cluster, let ev = path.event else { return nil }
+            let status: InteractionStatus
+            let cp = ConcreteClusterPath(endpoint: e, cluster: c)
+            if let clusters = model.clusters(on: e) {
+                if !clusters.contains(c) { status = .unsupportedCluster }
+                else if !access.allows(subject, cp, .view) { status = .unsupportedAccess }
+                else if !(model.clusterInfo(cp)?.events.contains(ev) ?? false) { status = .unsupportedEvent }
+                else { return nil }
+            } else {
+                status = .unsupportedEndpoint
+            }
+            return EventStatus(path: EventPath(endpoint: e, cluster: c, event: ev), status: StatusIB(status))
+        }
+    }
+
+    /// The kept events (numbered at least `min`) that the paths name and the subject may view
+    /// (7.14: reading an event needs View on its cluster), each once, in number order.
+    func events(for paths: [EventPath], from min: UInt64) -> [EventRecord] {
+        guard !paths.isEmpty else { return [] }
+        var allowed: [ConcreteClusterPath: Bool] = [:]
+        return model.events(from: min).filter { r in
+            guard paths.contains(where: { r.matches($0) }) else { return false }
+            let cp = ConcreteClusterPath(endpoint: r.endpoint, cluster: r.cluster)
+            if let known = allowed[cp] { return known }
+            let ok = model.clusters(on: r.endpoint)?.contains(r.cluster) == true && access.allows(subject, cp, .view)
+            allowed[cp] = ok
+            return ok
+        }
     }
 }
 

@@ -33,6 +33,7 @@ public struct CatalogCluster: ClusterServer {
     public var featureMap: UInt32
     private let attributes: [UInt32]
     private let commands: [UInt32]
+    private let events: [UInt32]
 
     public var id: UInt32 { UInt32(descriptor.id.rawValue) }
 
@@ -40,9 +41,10 @@ public struct CatalogCluster: ClusterServer {
     ///   - trait: the cluster ID, looked up in `catalog`.
     ///   - attributes: the attribute IDs served; default: the mandatory ones.
     ///   - commands: the accepted command IDs; default: the mandatory ones.
+    ///   - events: the events it emits (EventList); default: the mandatory ones.
     /// - Throws: `InteractionError` when the catalogue has no such cluster or lacks a listed ID.
     public init(trait: UInt32, source: any ClusterValueSource, attributes: [UInt32]? = nil, commands: [UInt32]? = nil,
-                featureMap: UInt32 = 0, catalog: Catalog = .standard) throws(InteractionError) {
+                events: [UInt32]? = nil, featureMap: UInt32 = 0, catalog: Catalog = .standard) throws(InteractionError) {
         guard let d = catalog.trait(TraitID(trait)) else {
             throw InteractionError("the catalogue has no cluster \(hex(trait))")
         }
@@ -56,7 +58,13 @@ public struct CatalogCluster: ClusterServer {
         if let unknown = cmds.first(where: { !knownCommands.contains($0) }) {
             throw InteractionError("\(d.name) has no command \(hex(unknown)) in the catalogue")
         }
+        let knownEvents = Set(d.events.map { UInt32($0.id.rawValue) })
+        let evs = events ?? d.events.filter { $0.conformance == .mandatory }.map { UInt32($0.id.rawValue) }
+        if let unknown = evs.first(where: { !knownEvents.contains($0) }) {
+            throw InteractionError("\(d.name) has no event \(hex(unknown)) in the catalogue")
+        }
         descriptor = d
+        self.events = evs.sorted()
         self.source = source
         self.featureMap = featureMap
         self.attributes = attrs.sorted()
@@ -66,7 +74,7 @@ public struct CatalogCluster: ClusterServer {
     public var metadata: ClusterInfo {
         let writable = descriptor.attributes.filter { $0.writable }.map { UInt32($0.id.rawValue) }
         return ClusterInfo(revision: UInt16(clamping: descriptor.revision), featureMap: featureMap, attributes: attributes,
-                           acceptedCommands: commands, dataVersion: 0, writableAttributes: Set(writable).intersection(attributes))
+                           acceptedCommands: commands, dataVersion: 0, writableAttributes: Set(writable).intersection(attributes), events: events)
     }
 
     private func attribute(_ id: UInt32) -> AttributeDescriptor? {

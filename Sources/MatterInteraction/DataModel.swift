@@ -67,10 +67,13 @@ public struct ClusterInfo: Hashable, Sendable {
     /// Privileges above the defaults (read: view, write and invoke: operate).
     public var writePrivileges: [UInt32: Privilege]
     public var invokePrivileges: [UInt32: Privilege]
+    /// The events the cluster can emit (the EventList global attribute, 7.13.9).
+    public var events: [UInt32]
 
     public init(revision: UInt16, featureMap: UInt32 = 0, attributes: [UInt32], acceptedCommands: [UInt32] = [], generatedCommands: [UInt32] = [],
                 dataVersion: UInt32, writableAttributes: Set<UInt32> = [], timedCommands: Set<UInt32> = [],
-                timedWriteAttributes: Set<UInt32> = [], writePrivileges: [UInt32: Privilege] = [:], invokePrivileges: [UInt32: Privilege] = [:]) {
+                timedWriteAttributes: Set<UInt32> = [], writePrivileges: [UInt32: Privilege] = [:], invokePrivileges: [UInt32: Privilege] = [:],
+                events: [UInt32] = []) {
         self.revision = revision
         self.featureMap = featureMap
         self.attributes = attributes
@@ -82,6 +85,7 @@ public struct ClusterInfo: Hashable, Sendable {
         self.timedWriteAttributes = timedWriteAttributes
         self.writePrivileges = writePrivileges
         self.invokePrivileges = invokePrivileges
+        self.events = events
     }
 }
 
@@ -94,7 +98,7 @@ public enum GlobalAttribute {
     public static let featureMap: UInt32 = 0xFFFC
     public static let clusterRevision: UInt32 = 0xFFFD
     /// In the order they follow a cluster's own attributes in AttributeList.
-    public static let all: [UInt32] = [generatedCommandList, acceptedCommandList, attributeList, featureMap, clusterRevision]
+    public static let all: [UInt32] = [generatedCommandList, acceptedCommandList, eventList, attributeList, featureMap, clusterRevision]
 }
 
 /// A write's operation on an attribute: replace the value, or append one item to a list
@@ -134,6 +138,13 @@ public protocol MatterDataModel: Sendable {
     func write(_ path: ConcreteAttributePath, _ operation: WriteOperation, subject: Subject) -> StatusIB
     /// Invokes a command (its fields are a structure, or nil when absent).
     func invoke(_ path: ConcreteCommandPath, fields: TLVElement?, subject: Subject, timed: Bool) -> CommandResult
+    /// The kept events numbered at least `min`, oldest first (the engine filters them by path
+    /// and access). Default: none.
+    func events(from min: UInt64) -> [EventRecord]
+}
+
+extension MatterDataModel {
+    public func events(from min: UInt64) -> [EventRecord] { [] }
 }
 
 /// A command on an endpoint's cluster.

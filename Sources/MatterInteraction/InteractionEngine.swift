@@ -140,6 +140,14 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
         for (id, s) in subscriptions where s.active {
             let reader = AttributeReader(model: model, access: access, subject: s.subject)
             if reader.clusterVersions(for: s.paths) != s.versions { subscriptions[id]?.dirty = true }
+            let fresh = reader.events(for: s.eventPaths, from: s.nextEvent)
+            if !fresh.isEmpty {
+                subscriptions[id]?.dirty = true
+                // An urgent event path (10.6.8) is reported without waiting for the min interval.
+                if fresh.contains(where: { r in s.eventPaths.contains { $0.isUrgent == true && r.matches($0) } }) {
+                    subscriptions[id]?.urgent = true
+                }
+            }
         }
         return advance(to: now)
     }
@@ -149,16 +157,23 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
     private mutating func read(_ request: ReadRequestMessage, on exchange: ExchangeKey, from subject: Subject) -> [InteractionEffect] {
         let reader = AttributeReader(model: model, access: access, subject: subject)
         let reports = reader.reports(for: request.attributeRequests ?? [], filters: request.dataVersionFilters ?? [])
-        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(reports)
+        let events = reader.events(for: request.eventRequests ?? [], from: Self.eventMin(request.eventFilters))
+        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(
+            reports, events: events, statuses: reader.eventStatuses(for: request.eventRequests ?? []))
         return sendChunk(chunks, on: exchange, subscriptionID: nil) { .readChunks(remaining: $0) }
     }
 
+    /// The EventMin of a request's filters (10.6.6; 0 without one).
+    static func eventMin(_ filters: [EventFilter]?) -> UInt64 { filters?.map(\.eventMin).max() ?? 0 }
+
     /// Sends the first chunk; with more to come, waits for the StatusResponse in `waiting`.
-    private mutating func sendChunk(_ chunks: [[AttributeReport]], on exchange: ExchangeKey, subscriptionID: UInt32?,
-                                    waiting: ([[AttributeReport]]) -> ExchangeContext<Instant>) -> [InteractionEffect] {
+    private mutating func sendChunk(_ chunks: [ReportChunk], on exchange: ExchangeKey, subscriptionID: UInt32?,
+                                    waiting: ([ReportChunk]) -> ExchangeContext<Instant>) -> [InteractionEffect] {
         let rest = Array(chunks.dropFirst())
         let isRead = subscriptionID == nil
-        let message = ReportDataMessage(subscriptionID: subscriptionID, attributeReports: chunks.first ?? [],
+        let first = chunks.first ?? ReportChunk()
+        let message = ReportDataMessage(subscriptionID: subscriptionID, attributeReports: first.attributes,
+                                        eventReports: first.eventReports,
                                         moreChunkedMessages: rest.isEmpty ? nil : true,
                                         suppressResponse: isRead && rest.isEmpty ? true : nil)
         var effects = [send(exchange, message)]
@@ -206,7 +221,8 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
     private mutating func subscribe(_ request: SubscribeRequestMessage, on exchange: ExchangeKey, from subject: Subject,
                                     now: Instant) -> [InteractionEffect] {
         let paths = request.attributeRequests ?? []
-        guard !paths.isEmpty || !(request.eventRequests ?? []).isEmpty, request.minIntervalFloor <= request.maxIntervalCeiling else {
+        let eventPaths = request.eventRequests ?? []
+        guard !paths.isEmpty || !eventPaths.isEmpty, request.minIntervalFloor <= request.maxIntervalCeiling else {
             return fail(exchange, .invalidAction)
         }
         if !request.keepSubscriptions {
@@ -218,12 +234,17 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
         let reader = AttributeReader(model: model, access: access, subject: subject)
         // MinIntervalFloor ≤ MaxInterval ≤ max(60 min, MaxIntervalCeiling) (8.5.1): the ceiling itself.
         let maxInterval = request.maxIntervalCeiling
+        let eventMin = Self.eventMin(request.eventFilters)
+        let events = reader.events(for: eventPaths, from: eventMin)
+        // Every kept event has now been considered: later reports start after the newest.
+        let considered = max(eventMin, (model.events(from: 0).last?.number).map { $0 &+ 1 } ?? 0)
         subscriptions[id] = Subscription(
-            id: id, session: exchange.session, subject: subject, paths: paths,
+            id: id, session: exchange.session, subject: subject, paths: paths, eventPaths: eventPaths, nextEvent: considered,
             minInterval: .seconds(Int64(request.minIntervalFloor)), maxInterval: .seconds(Int64(maxInterval)),
             maxIntervalSeconds: maxInterval, versions: reader.clusterVersions(for: paths), lastReport: now)
         let reports = reader.reports(for: paths, filters: request.dataVersionFilters ?? [])
-        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(reports)
+        let chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(
+            reports, events: events, statuses: reader.eventStatuses(for: eventPaths))
         return sendChunk(chunks, on: exchange, subscriptionID: id) { .primingChunks(subscriptionID: id, remaining: $0) }
     }
 
@@ -243,21 +264,26 @@ public struct InteractionEngine<Instant: InstantProtocol>: Sendable where Instan
             }
             reports = reader.reports(for: narrowed)
         }
-        if reports.isEmpty && now < s.lastReport.advanced(by: s.maxInterval) {
+        let events = reader.events(for: s.eventPaths, from: s.nextEvent)
+        if let last = events.last { s.nextEvent = last.number &+ 1 }
+        if reports.isEmpty && events.isEmpty && now < s.lastReport.advanced(by: s.maxInterval) {
             s.versions = current
             s.dirty = false
+            s.urgent = false
             subscriptions[id] = s
             return []
         }
-        var chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(reports)
+        var chunks = ReportChunker(maxPayload: configuration.maxPayload).chunks(reports, events: events)
         let first = chunks.removeFirst()
         s.versions = current
         s.dirty = false
+        s.urgent = false
         s.inFlight = true
         s.lastReport = now
         s.pendingChunks = chunks
         subscriptions[id] = s
-        let message = ReportDataMessage(subscriptionID: id, attributeReports: first.isEmpty ? nil : first,
+        let message = ReportDataMessage(subscriptionID: id, attributeReports: first.attributes.isEmpty ? nil : first.attributes,
+                                        eventReports: first.eventReports,
                                         moreChunkedMessages: chunks.isEmpty ? nil : true)
         guard let payload = try? message.encoded() else { return [] }
         return [.sendOnNewExchange(s.session, subscriptionID: id, .reportData, payload)]
@@ -354,11 +380,11 @@ enum ExchangeContext<Instant: InstantProtocol>: Sendable {
     /// A TimedRequest was accepted: a timed Write or Invoke must follow before the deadline.
     case timed(deadline: Instant)
     /// A Read's next chunks, sent one per StatusResponse.
-    case readChunks(remaining: [[AttributeReport]])
+    case readChunks(remaining: [ReportChunk])
     /// A subscription's priming reports; after the last one's StatusResponse, the SubscribeResponse.
-    case primingChunks(subscriptionID: UInt32, remaining: [[AttributeReport]])
+    case primingChunks(subscriptionID: UInt32, remaining: [ReportChunk])
     /// A report's next chunks on an exchange this node opened.
-    case reportChunks(subscriptionID: UInt32, remaining: [[AttributeReport]])
+    case reportChunks(subscriptionID: UInt32, remaining: [ReportChunk])
 
     var subscriptionID: UInt32? {
         switch self {
@@ -374,6 +400,9 @@ struct Subscription<Instant: InstantProtocol>: Sendable where Instant.Duration =
     let session: SessionKey
     let subject: Subject
     let paths: [AttributePath]
+    let eventPaths: [EventPath]
+    /// The lowest event number not yet reported (or considered) for this subscription.
+    var nextEvent: UInt64
     let minInterval: Duration
     let maxInterval: Duration
     let maxIntervalSeconds: UInt16
@@ -383,17 +412,21 @@ struct Subscription<Instant: InstantProtocol>: Sendable where Instant.Duration =
     var active = false
     /// A report awaits its StatusResponse.
     var inFlight = false
-    /// A watched data version changed since the last report.
+    /// A watched data version changed, or a watched event happened, since the last report.
     var dirty = false
+    /// The pending change includes an urgent event: report without waiting for the min interval.
+    var urgent = false
     /// Chunks of a report after its first, until the owner binds the report's exchange.
-    var pendingChunks: [[AttributeReport]]?
+    var pendingChunks: [ReportChunk]?
 
-    init(id: UInt32, session: SessionKey, subject: Subject, paths: [AttributePath], minInterval: Duration, maxInterval: Duration,
-         maxIntervalSeconds: UInt16, versions: [ConcreteClusterPath: UInt32], lastReport: Instant) {
+    init(id: UInt32, session: SessionKey, subject: Subject, paths: [AttributePath], eventPaths: [EventPath], nextEvent: UInt64,
+         minInterval: Duration, maxInterval: Duration, maxIntervalSeconds: UInt16, versions: [ConcreteClusterPath: UInt32], lastReport: Instant) {
         self.id = id
         self.session = session
         self.subject = subject
         self.paths = paths
+        self.eventPaths = eventPaths
+        self.nextEvent = nextEvent
         self.minInterval = minInterval
         self.maxInterval = maxInterval
         self.maxIntervalSeconds = maxIntervalSeconds
@@ -404,6 +437,7 @@ struct Subscription<Instant: InstantProtocol>: Sendable where Instant.Duration =
     /// When the next report is due: after the min interval if something changed, else at the max.
     var due: Instant? {
         guard active, !inFlight else { return nil }
+        if dirty && urgent { return lastReport }
         return dirty ? lastReport.advanced(by: minInterval) : lastReport.advanced(by: maxInterval)
     }
 }

@@ -30,11 +30,25 @@ public final class MatterNode: MatterDataModel {
     }
 
     private let state: Mutex<State>
+    /// The node's events (Switch presses, BooleanState changes of bridged devices).
+    public let eventLog: EventLog
 
-    /// - Parameter dataVersionSeed: the first data version handed out (random in production, 9.7.3.1).
-    public init(dataVersionSeed: UInt32 = UInt32.random(in: 0...UInt32.max)) {
+    /// - Parameters:
+    ///   - dataVersionSeed: the first data version handed out (random in production, 9.7.3.1).
+    ///   - eventLog: where events are recorded (production passes one whose numbers persist).
+    public init(dataVersionSeed: UInt32 = UInt32.random(in: 0...UInt32.max), eventLog: EventLog = EventLog()) {
         state = Mutex(State(nextVersion: dataVersionSeed))
+        self.eventLog = eventLog
     }
+
+    /// Records an event of a cluster on an endpoint (then call the engine's `dataChanged(now:)`).
+    @discardableResult
+    public func emit(endpoint: UInt16, cluster: UInt32, event: UInt32, priority: EventPriority = .info, epochTimestampMs: UInt64,
+                     data: TLVElement) -> EventRecord {
+        eventLog.record(endpoint: endpoint, cluster: cluster, event: event, priority: priority, epochTimestampMs: epochTimestampMs, data: data)
+    }
+
+    public func events(from min: UInt64) -> [EventRecord] { eventLog.events(from: min) }
 
     /// Adds (or replaces) an endpoint. The Descriptor cluster is added for it.
     public func addEndpoint(_ id: UInt16, deviceTypes: [DeviceTypeEntry], parent: UInt16? = nil, clusters: [any ClusterServer],

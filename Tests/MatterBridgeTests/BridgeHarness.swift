@@ -76,13 +76,35 @@ final class TestController: Sendable {
     func pase(passcode: UInt32) async throws -> [UInt8] {
         var initiator = PASEInitiator(passcode: try SetupPasscode(passcode), localSessionID: 0x1234)
         let first = try initiator.start()
+        return try await handshake(&initiator, first, "PASE").session.keys.attestationChallenge
+    }
+
+    /// Runs CASE as `credentials`' node (resuming `resumption` when given); returns whether the
+    /// bridge answered Sigma2_Resume and the record to resume this session later.
+    func caseSession(_ credentials: FabricCredentials, bridgeNode: UInt64, resumption: CASEResumptionRecord? = nil) async throws
+        -> (resumed: Bool, record: CASEResumptionRecord?)
+    {
+        var initiator = CASEInitiator(credentials: credentials, peerNodeID: bridgeNode, localSessionID: 0x4321, resumption: resumption)
+        let first = try initiator.start()
+        let (s, opcodes) = try await handshake(&initiator, first, "CASE", localNodeID: credentials.nodeID, peerNodeID: bridgeNode)
+        return (opcodes.contains(.sigma2Resume), s.resumption)
+    }
+
+    /// Sends `first` on a new unsecured exchange, feeds the answers to `machine` until it
+    /// establishes a session (installed as this controller's session) or fails.
+    private func handshake<M: HandshakeStateMachine>(_ machine: inout M, _ first: SecureChannelMessage, _ name: String,
+                                                     localNodeID: UInt64 = 0, peerNodeID: UInt64 = 0) async throws
+        -> (session: EstablishedSession, received: [MatterSecurity.SecureChannelOpcode])
+    {
         let exchange = udp.newUnsecuredExchange(to: bridge)
         try udp.send(on: exchange, opcode: first.opcode.rawValue, payload: first.payload, protocolID: .secureChannel)
         var iterator = secureChannel.makeAsyncIterator()
+        var received: [MatterSecurity.SecureChannelOpcode] = []
         for _ in 0..<10 {
-            guard let event = await iterator.next() else { throw ControllerError("no PASE answer") }
+            guard let event = await iterator.next() else { throw ControllerError("no \(name) answer") }
             guard case .message(let m) = event, let opcode = MatterSecurity.SecureChannelOpcode(rawValue: m.opcode) else { continue }
-            for effect in initiator.receive(opcode, m.payload) {
+            received.append(opcode)
+            for effect in machine.receive(opcode, m.payload) {
                 switch effect {
                 case .send(let msg):
                     try udp.send(on: m.exchange, opcode: msg.opcode.rawValue, payload: msg.payload, protocolID: .secureChannel)
@@ -90,15 +112,15 @@ final class TestController: Sendable {
                     udp.close(m.exchange)
                     let key = try udp.addSecureSession(SecureSessionParameters(
                         role: .initiator, i2rKey: s.keys.i2r, r2iKey: s.keys.r2i, localSessionID: s.localSessionID,
-                        peerSessionID: s.peerSessionID, peerAddress: bridge))
+                        peerSessionID: s.peerSessionID, localNodeID: localNodeID, peerNodeID: peerNodeID, peerAddress: bridge))
                     session.withLock { $0 = key }
-                    return s.keys.attestationChallenge
+                    return (s, received)
                 case .failed(let e):
-                    throw ControllerError("PASE failed: \(e)")
+                    throw ControllerError("\(name) failed: \(e)")
                 }
             }
         }
-        throw ControllerError("PASE did not finish")
+        throw ControllerError("\(name) did not finish")
     }
 
     /// Sends one IM request on a new exchange and returns the first IM answer.

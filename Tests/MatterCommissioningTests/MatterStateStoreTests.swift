@@ -123,6 +123,36 @@ import Testing
         #expect(next == 0xFFFF_FF00 &+ 300)
     }
 
+    @Test func resumptionRecords_surviveReopen_onePerPeer_newestPerFabric_andGoWithTheirFabric() throws {
+        func record(_ id: UInt8, peer: UInt64, fabric: UInt8) -> StoredResumption {
+            StoredResumption(resumptionID: Array(repeating: id, count: 16), sharedSecret: Array(repeating: id &+ 100, count: 32),
+                             peerNodeID: peer, fabricIndex: fabric)
+        }
+        do {
+            let (db, store) = try open()
+            #expect(try store.loadResumptions().isEmpty)
+            try store.saveResumption(record(1, peer: 0xA, fabric: 1), keepPerFabric: 2)
+            try store.saveResumption(record(2, peer: 0xB, fabric: 1), keepPerFabric: 2)
+            try store.saveResumption(record(3, peer: 0xA, fabric: 2), keepPerFabric: 2)
+            // The same peer again (a resumed session's new ID): it replaces the peer's record.
+            try store.saveResumption(record(4, peer: 0xA, fabric: 1), keepPerFabric: 2)
+            #expect(try store.loadResumptions() == [record(2, peer: 0xB, fabric: 1), record(3, peer: 0xA, fabric: 2), record(4, peer: 0xA, fabric: 1)])
+            // A third peer on fabric 1: only its newest two stay; fabric 2 is untouched.
+            try store.saveResumption(record(5, peer: 0xC, fabric: 1), keepPerFabric: 2)
+            #expect(try store.loadResumptions().map(\.resumptionID.first) == [3, 4, 5])
+            try db.pool.close()
+        }
+        // A restart (or kill -9) finds them, secrets and all.
+        let (_, store) = try open()
+        let loaded = try store.loadResumptions()
+        #expect(loaded == [record(3, peer: 0xA, fabric: 2), record(4, peer: 0xA, fabric: 1), record(5, peer: 0xC, fabric: 1)])
+        // Fabric 2 removed: its records go.
+        try store.deleteResumptions(keeping: [1])
+        #expect(try store.loadResumptions().map(\.fabricIndex) == [1, 1])
+        try store.deleteResumptions(keeping: [])
+        #expect(try store.loadResumptions().isEmpty)
+    }
+
     @Test func endpointNumbersSurviveReopen_andAreNotReused() throws {
         do {
             let (db, store) = try open()

@@ -124,6 +124,44 @@ import Testing
         await w.endpoints.stop()
     }
 
+    @Test func switchEvents_andBooleanStateChanges_becomeEventsOfTheirEndpoints() async throws {
+        let w = try BridgeWorld()
+        for d in [Devices.button(), Devices.contact()] { w.driver.publish(d) }
+        w.endpoints.start()
+        #expect(await w.wait { w.endpoints.placements.count == 2 })
+        let bell = try #require(w.endpoints.placement(of: w.id("bell"))).node
+        let door = try #require(w.endpoints.placement(of: w.id("door"))).node
+        // EventList from the feature map: MS, MSR, MSL, MSM (not SwitchLatched, LS).
+        #expect(w.node.clusterInfo(ConcreteClusterPath(endpoint: bell, cluster: 0x3B))?.events == [1, 2, 3, 4, 5, 6])
+        #expect(w.node.clusterInfo(ConcreteClusterPath(endpoint: door, cluster: booleanState))?.events == [0])
+
+        let before = w.changes.value
+        w.driver.emit(EventReport(localID: "bell", trait: SwitchTrait.identifier, event: SwitchTrait.Event.initialPress,
+                                  fields: ["NewPosition": .int(1)], timestampNanoseconds: 1_790_000_000_123_456_789))
+        w.driver.emit(EventReport(localID: "bell", trait: SwitchTrait.identifier, event: SwitchTrait.Event.multiPressComplete,
+                                  fields: ["PreviousPosition": .int(1), "TotalNumberOfPressesCounted": .int(2)], timestampNanoseconds: 1_790_000_000_500_000_000))
+        #expect(await w.wait { w.node.events(from: 0).count == 2 })
+        let events = w.node.events(from: 0)
+        #expect(events.map(\.event) == [1, 6] && events.allSatisfy { $0.endpoint == bell && $0.cluster == 0x3B && $0.priority == .info })
+        #expect(events.first?.epochTimestampMs == 1_790_000_000_123)
+        #expect(events.first?.data == .structure([TLVElement(.context(0), .unsigned(1))]))
+        #expect(events.last?.data == .structure([TLVElement(.context(0), .unsigned(1)), TLVElement(.context(1), .unsigned(2))]))
+        #expect(w.changes.value > before)
+
+        // The contact opens: StateChange with the new StateValue.
+        w.driver.report("door", BooleanStateTrait.identifier, BooleanStateTrait.Attribute.stateValue, .bool(false))
+        #expect(await w.wait { w.node.events(from: 0).count == 3 })
+        let change = try #require(w.node.events(from: 0).last)
+        #expect(change.endpoint == door && change.cluster == booleanState && change.event == 0)
+        #expect(change.data == .structure([TLVElement(.context(0), .bool(false))]))
+
+        // Through the engine: a read of the button's events.
+        let effects = try w.send(ReadRequestMessage(eventRequests: [EventPath(endpoint: bell)]), on: w.exchange())
+        let report = try w.single(effects, ReportDataMessage.self)
+        #expect(try report.eventReports?.map { try EventReport(tlv: $0).record } == events)
+        await w.endpoints.stop()
+    }
+
     @Test func toggle_goesThroughTheCoreToTheDevice_andTheNewStateIsReportedToASubscriber() async throws {
         let w = try BridgeWorld()
         w.driver.publish(Devices.relay())

@@ -57,6 +57,20 @@ enum Devices {
             ], commission: CommissionHint(name: "Window", room: "Hall"))
     }
 
+    /// A momentary button (Switch with MS, MSR, MSL, MSM), as the GPIO plugin's button role.
+    static func button(_ local: String = "bell") -> DeviceDescription {
+        DeviceDescription(
+            localID: local, name: "Doorbell",
+            types: [
+                DeviceTypeDescription(
+                    id: GenericSwitchDeviceType.identifier, isPrimary: true,
+                    traits: [SwitchTrait.identifier: [
+                        AttributeID(0xFFFC): .int(0b11110), SwitchTrait.Attribute.numberOfPositions: .int(2),
+                        SwitchTrait.Attribute.currentPosition: .int(0),
+                    ]])
+            ], commission: CommissionHint(name: "Doorbell", room: "Hall"))
+    }
+
     static func lock(_ local: String = "lock") -> DeviceDescription {
         DeviceDescription(
             localID: local, name: "Front lock",

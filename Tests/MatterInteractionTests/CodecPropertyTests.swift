@@ -47,6 +47,16 @@ import Testing
             seeds.append(try ReportDataMessage(attributeReports: g.list { g.report() }, moreChunkedMessages: true).encoded())
             seeds.append(try InvokeRequestMessage(invokeRequests: g.list { g.commandData() }).encoded())
             seeds.append(try ReadRequestMessage(attributeRequests: g.list { g.attributePath() }, isFabricFiltered: true).encoded())
+            // Events: EventPathIBs and an EventFilterIB, EventReportIBs with data and with a status.
+            let n = UInt64.random(in: 0...UInt64.max, using: &g.rng)
+            let event = EventReport(EventRecord(endpoint: 6, cluster: 0x3B, event: 1, number: n, priority: .info, epochTimestampMs: n >> 20,
+                                                data: .structure([TLVElement(.context(0), .unsigned(1))]))).tlv()
+            let status = EventStatus(path: EventPath(endpoint: 9, cluster: 6, event: 0), status: StatusIB(.unsupportedEndpoint)).report()
+            seeds.append(try ReadRequestMessage(eventRequests: [EventPath(endpoint: 6), EventPath(cluster: 0x3B, event: 1, isUrgent: true)],
+                                                eventFilters: [EventFilter(eventMin: n)]).encoded())
+            seeds.append(try ReportDataMessage(subscriptionID: 5, eventReports: [status, event]).encoded())
+            seeds.append(try event.encoded())
+            seeds.append(try status.encoded())
         }
         var decoded = 0, refused = 0
         for i in 0..<30_000 {
@@ -79,6 +89,7 @@ import Testing
         { try ReportDataMessage(decoding: $0) }, { try WriteRequestMessage(decoding: $0) },
         { try WriteResponseMessage(decoding: $0) }, { try InvokeRequestMessage(decoding: $0) },
         { try InvokeResponseMessage(decoding: $0) }, { try TimedRequestMessage(decoding: $0) },
+        { try EventReport(tlv: TLVElement(decoding: $0)) }, { try EventStatus(report: TLVElement(decoding: $0)) },
     ]
 }
 

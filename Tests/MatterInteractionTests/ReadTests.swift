@@ -29,7 +29,7 @@ import Testing
         let types = try #require(report.data[ConcreteAttributePath(endpoint: 2, cluster: 0x1D, attribute: 0)]?.members)
         #expect(try types.map { try $0.member(.context(0)).uint() } == [0x0100, 0x0013])
         // Every endpoint's Descriptor, all its attributes and the global ones.
-        #expect(report.data.count == 6 * (4 + 5))
+        #expect(report.data.count == 6 * (4 + 6))
     }
 
     @Test func globalAttributes_comeFromTheCatalogue() throws {
@@ -39,7 +39,7 @@ import Testing
         func ids(_ a: UInt32) -> [UInt64]? { report.data[ConcreteAttributePath(endpoint: 2, cluster: 6, attribute: a)]?.members?.compactMap { try? $0.uint() } }
         #expect(ids(0xFFF9) == [0, 1, 2])
         #expect(ids(0xFFF8) == [])
-        #expect(ids(0xFFFB) == [0, 0xFFF8, 0xFFF9, 0xFFFB, 0xFFFC, 0xFFFD])
+        #expect(ids(0xFFFB) == [0, 0xFFF8, 0xFFF9, 0xFFFA, 0xFFFB, 0xFFFC, 0xFFFD])
         #expect(try report.data[ConcreteAttributePath(endpoint: 2, cluster: 6, attribute: 0xFFFD)]?.uint() == 6)  // On/Off rev 6 in the catalogue
         #expect(report.data[ConcreteAttributePath(endpoint: 2, cluster: 6, attribute: 0)] == TLVElement(.bool(false)))
         // Data versions ride on every data report.

@@ -12,13 +12,25 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
      endpoints under the Aggregator; the controller reads the contact's BooleanState, toggles the
      relay's OnOff (the simulated line follows; OnOff reads back), and a subscription to the
      contact's BooleanState receives a report after a simulated edge;
-  4. hearthd restarted with SIGTERM, then killed with SIGKILL and started again: a new CASE
-     session each time, same reads;
+  3c. BooleanState StateChange events for the door's edges (a read of events); a subscription
+     to the doorbell's (a GPIO button) Switch events receives InitialPress, ShortRelease,
+     MultiPressComplete, LongPress and LongRelease for presses on the simulated line, with
+     increasing event numbers and epoch timestamps; a read with an event-min filter;
+  4. hearthd restarted with SIGTERM, then killed with SIGKILL and started again: each time the
+     controller's CASE session is resumed (Sigma2_Resume: the resumption record is in the state
+     store; hearthd's log must show it and no full CASE), same reads; the doorbell's events after
+     the restarts are numbered above every earlier one (the stored event number epoch);
   5. 'hearth matter open-window', then a second controller (another fabric) commissions it;
   6. 'hearth matter show' lists both fabrics; 'hearth matter remove-fabric N' removes the second;
      the first still reads.
 
-Usage: bridge_controller.py HEARTHD HEARTH WORK [libGPIOPlugin.so]
+  3b. with libMQTTPlugin.so and mosquitto: the controller, already commissioned and subscribed to
+     the Aggregator's Descriptor, gets a PartsList report when a device announced over MQTT (Home
+     Assistant discovery, a mosquitto on a free loopback port) is commissioned into a room through
+     the API; it reads the new endpoint's TemperatureMeasurement and its room (Fixed Label), and
+     the endpoint keeps its number across the restarts.
+
+Usage: bridge_controller.py HEARTHD HEARTH WORK [libGPIOPlugin.so [libMQTTPlugin.so]]
 Prints 'ok: …' per step, BENCH lines, and 'BRIDGE OK'; exits 1 with 'FAIL: …' otherwise.
 """
 import asyncio
@@ -33,6 +45,11 @@ import time
 
 HEARTHD, HEARTH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 PLUGIN = sys.argv[4] if len(sys.argv) > 4 else None  # libGPIOPlugin.so (absent: no bridged devices)
+MQTT_PLUGIN = sys.argv[5] if len(sys.argv) > 5 else None  # libMQTTPlugin.so (absent: no MQTT device)
+MOSQUITTO = next((p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.path.exists(p)), None)
+if MQTT_PLUGIN and not MOSQUITTO:
+    print("SKIP the MQTT device: mosquitto is not installed", flush=True)
+    MQTT_PLUGIN = None
 GPIO = os.path.join(WORK, "gpio")
 API_PORT = 18080
 PASSWORD = "correct horse battery staple"
@@ -47,12 +64,53 @@ def ok(msg):
     print("ok:", msg, flush=True)
 
 
-class Hearthd:
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """A mosquitto on a free loopback port, for the MQTT plugin."""
     def __init__(self):
+        self.port = free_port()
+        conf = os.path.join(WORK, "mosquitto.conf")
+        with open(conf, "w") as f:
+            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", conf], stdout=open(os.path.join(WORK, "mosquitto.log"), "w"),
+                                     stderr=subprocess.STDOUT)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        fail("mosquitto did not listen within 10 s")
+
+    def publish(self, topic, payload):
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.port), "-r", "-t", topic, "-m", payload],
+                       check=True, timeout=10)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Hearthd:
+    def __init__(self, broker=None):
         self.proc = None
         self.config = os.path.join(WORK, "hearth.yaml")
         os.makedirs(os.path.join(WORK, "plugins"), exist_ok=True)
         gpio = ""
+        if broker:
+            link = os.path.join(WORK, "plugins", os.path.basename(MQTT_PLUGIN))
+            if not os.path.exists(link):
+                os.symlink(MQTT_PLUGIN, link)
         if PLUGIN:
             link = os.path.join(WORK, "plugins", os.path.basename(PLUGIN))
             if not os.path.exists(link):
@@ -60,10 +118,16 @@ class Hearthd:
             gpio = f"""plugins:
   gpio:
     simulated:
-      - {{ chip: sim0, lines: [DOOR, RELAY], control: {GPIO} }}
+      - {{ chip: sim0, lines: [DOOR, RELAY, BUTTON], control: {GPIO} }}
     lines:
       - {{ id: front-door, chip: sim0, line: DOOR, role: contact, debounce: 1ms, name: Front door, room: Hallway }}
       - {{ id: pump, chip: sim0, line: RELAY, role: relay, initial: "off", name: Garden pump, room: Hallway }}
+      - {{ id: doorbell, chip: sim0, line: BUTTON, role: button, long-press: 500ms, multi-press-window: 300ms, name: Doorbell, room: Hallway }}
+"""
+        if broker:
+            gpio = (gpio or "plugins:\n") + f"""  mqtt:
+    broker: {{ host: 127.0.0.1, port: {broker.port}, clientID: hearth-matter-test }}
+    discovery: {{ enabled: true, prefix: homeassistant }}
 """
         with open(self.config, "w") as f:
             f.write(f"""
@@ -131,7 +195,7 @@ def line_high(name):
 def commission_gpio():
     """The GPIO devices into Hearth through the API ('hearth commission') when they wait in the
     discovered list; then both must be listed as devices."""
-    wanted = {"gpio:front-door": "Front door", "gpio:pump": "Garden pump"}
+    wanted = {"gpio:front-door": "Front door", "gpio:pump": "Garden pump", "gpio:doorbell": "Doorbell"}
     deadline = time.time() + 30
     while time.time() < deadline:
         discovered = {d["id"] for d in json.loads(cli("discovered", "--json"))}
@@ -177,7 +241,8 @@ async def main():
     from chip.discovery import DiscoveryType
     import chip.clusters as Clusters
 
-    hearthd = Hearthd()
+    broker = Broker() if MQTT_PLUGIN else None
+    hearthd = Hearthd(broker)
     hearthd.start()
     m = None
     for _ in range(100):
@@ -193,7 +258,7 @@ async def main():
         code = f.read().strip()
     cli("setup", "--url", f"http://127.0.0.1:{API_PORT}", "--code", code, "--password-stdin")
     if PLUGIN:
-        ok(f"the simulated GPIO contact and relay: {commission_gpio()}")
+        ok(f"the simulated GPIO contact, relay and doorbell: {commission_gpio()}")
     shown = matter_show()
     if shown["manualPairingCode"] != manual or shown["qrPayload"] != qr or shown["window"] != "basic" or shown["fabrics"]:
         fail(f"'hearth matter show' before commissioning: {shown}")
@@ -296,6 +361,156 @@ async def main():
         gpio("DOOR", "pull-down")
         return contact, relay
 
+    TM, FL, SW = Clusters.TemperatureMeasurement, Clusters.FixedLabel, Clusters.Switch
+    from chip.clusters.Attribute import EventPriority, EventTimestampType
+
+    def check_header(event, cluster, endpoint):
+        h = event.Header
+        now_ms = time.time() * 1000
+        if h.EndpointId != endpoint or h.ClusterId != cluster.id or h.Priority != EventPriority.INFO:
+            fail(f"event header {h}")
+        if h.TimestampType != EventTimestampType.EPOCH or abs(h.Timestamp - now_ms) > 120_000:
+            fail(f"event timestamp {h.Timestamp} ({h.TimestampType}), now {now_ms:.0f} ms since the epoch")
+
+    async def button_events(ctrl, node, after=0):
+        """Subscribes to the doorbell's Switch events (urgent) and presses it on the simulated
+        chip: a short press, then a long one. Returns the highest event number seen."""
+        parts = await read_attr(ctrl, node, 1, D, D.Attributes.PartsList)
+        lists = await ctrl.ReadAttribute(node, [(e, D.Attributes.ServerList) for e in parts])
+        buttons = [e for e in parts if SW.id in lists[e][D][D.Attributes.ServerList]]
+        if len(buttons) != 1:
+            fail(f"expected one Switch endpoint among {list(parts)}: {buttons}")
+        button = buttons[0]
+        sub = await ctrl.ReadEvent(node, [(button, SW, 1)], reportInterval=(0, 10))
+        seen = []
+        try:
+            loop = asyncio.get_running_loop()
+            queue = asyncio.Queue()
+            sub.SetEventUpdateCallback(lambda event, transaction: loop.call_soon_threadsafe(queue.put_nowait, event))
+
+            async def until(kind, what):
+                try:
+                    while True:
+                        event = await asyncio.wait_for(queue.get(), timeout=10)
+                        seen.append(event)
+                        if isinstance(event.Data, kind):
+                            return event
+                except asyncio.TimeoutError:
+                    fail(f"no {kind.__name__} event within 10 s of {what}; got {[type(e.Data).__name__ for e in seen]}")
+
+            t0 = time.monotonic()
+            gpio("BUTTON", "pull-up")
+            first = await until(SW.Events.InitialPress, "the press")
+            print(f"BENCH button press -> InitialPress event {time.monotonic() - t0:.3f} s", flush=True)
+            await asyncio.sleep(0.1)
+            gpio("BUTTON", "pull-down")
+            await until(SW.Events.ShortRelease, "the release")
+            complete = await until(SW.Events.MultiPressComplete, "the short press")
+            if complete.Data.totalNumberOfPressesCounted != 1 or first.Data.newPosition != 1:
+                fail(f"short press: {first.Data}, {complete.Data}")
+            gpio("BUTTON", "pull-up")
+            await until(SW.Events.LongPress, "holding the button")
+            gpio("BUTTON", "pull-down")
+            await until(SW.Events.LongRelease, "the long press's release")
+        finally:
+            sub.Shutdown()
+        numbers = [e.Header.EventNumber for e in seen]
+        if numbers != sorted(set(numbers)) or numbers[0] <= after:
+            fail(f"event numbers {numbers} (previous run's highest {after}): not increasing")
+        for e in seen:
+            check_header(e, SW, button)
+        kinds = [type(e.Data).__name__ for e in seen]
+        ok(f"subscribed to the doorbell's Switch events (endpoint {button}); presses on the simulated line brought {kinds}, "
+           f"event numbers {numbers[0]}..{numbers[-1]}, epoch timestamps")
+        # A read with an EventFilter (event-min): only the newest ones come back.
+        tail = await ctrl.ReadEvent(node, [(button, SW)], eventNumberFilter=numbers[-2])
+        if [e.Header.EventNumber for e in tail] != numbers[-2:]:
+            fail(f"ReadEvent with event-min {numbers[-2]}: {[e.Header.EventNumber for e in tail]}, expected {numbers[-2:]}")
+        ok(f"ReadEvent with event-min {numbers[-2]} returned events {numbers[-2:]} only")
+        # A concrete path to an event the button does not have (SwitchLatched: LS is off): EventStatus.
+        from chip.interaction_model import Status
+        latched = await ctrl.ReadEvent(node, [(button, SW.Events.SwitchLatched)])
+        if [e.Status for e in latched] != [Status.UnsupportedEvent]:
+            fail(f"ReadEvent of SwitchLatched: {[(e.Header, e.Status) for e in latched]}")
+        ok("ReadEvent of the absent SwitchLatched event answered UNSUPPORTED_EVENT (an EventStatusIB)")
+        return numbers[-1]
+
+    async def contact_events(ctrl, node, contact):
+        """BooleanState StateChange for the edges the contact saw."""
+        for _ in range(50):  # the door's last edge (back low) may still be on its way
+            events = await ctrl.ReadEvent(node, [(contact, BS, 0)])
+            changes = [e for e in events if isinstance(e.Data, BS.Events.StateChange)]
+            if len(changes) >= 2 and changes[-1].Data.stateValue is False:
+                break
+            await asyncio.sleep(0.1)
+        if [e.Data.stateValue for e in changes[-2:]] != [True, False]:
+            fail(f"BooleanState StateChange events on {contact}: {[(e.Header.EventNumber, e.Data) for e in events]}")
+        for e in changes:
+            check_header(e, BS, contact)
+        ok(f"read the contact's BooleanState StateChange events: {[e.Data.stateValue for e in changes]}")
+
+    async def mqtt_device(ctrl, node):
+        """An MQTT thermometer commissioned into a room in Hearth after the controller paired:
+        a Descriptor report brings the new endpoint, which reads the MQTT value and the room."""
+        r = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)])
+        before = list(r[1][D][D.Attributes.PartsList])
+        sub = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)], reportInterval=(0, 10))
+        try:
+            loop = asyncio.get_running_loop()
+            reports = asyncio.Queue()
+            sub.SetAttributeUpdateCallback(
+                lambda path, transaction: loop.call_soon_threadsafe(reports.put_nowait, list(transaction.GetAttribute(path))))
+            broker.publish("homeassistant/sensor/mt21attic/temperature/config", json.dumps({
+                "name": "Temperature", "unique_id": "mt21attic-temperature", "state_topic": "mt21attic/temperature",
+                "device_class": "temperature", "unit_of_measurement": "°C",
+                "device": {"identifiers": ["mt21attic"], "name": "Attic thermometer", "manufacturer": "Test", "model": "T1"}}))
+            broker.publish("mt21attic/temperature", "21.5")
+            device = "mqtt:mt21attic"
+            deadline = time.time() + 30
+            while device not in {d["id"] for d in json.loads(cli("discovered", "--json"))}:
+                if time.time() > deadline:
+                    fail(f"{device} was not discovered over MQTT within 30 s")
+                time.sleep(0.2)
+            structure = json.loads(cli("structures", "--json"))[0]["id"]
+            room = json.loads(cli("rooms", "add", "Attic", "--structure", structure, "--json"))["id"]
+            t0 = time.monotonic()
+            cli("commission", device, "--name", "Attic thermometer", "--structure", structure, "--room", room, "--json")
+            parts = None
+            try:
+                while True:
+                    parts = await asyncio.wait_for(reports.get(), timeout=15)
+                    if len(parts) > len(before):
+                        break
+            except asyncio.TimeoutError:
+                fail(f"no Aggregator PartsList report with a new endpoint within 15 s of commissioning {device} (last {parts}, before {before})")
+            print(f"BENCH commission in Hearth -> PartsList report {time.monotonic() - t0:.3f} s", flush=True)
+        finally:
+            sub.Shutdown()
+        new = sorted(set(parts) - set(before))
+        if len(new) != 1 or not set(before) <= set(parts):
+            fail(f"PartsList report {parts} after commissioning {device}; before {before}")
+        endpoint = new[0]
+        ok(f"subscribed to the Aggregator's PartsList {before}; commissioning {device} in Hearth brought a report {parts} (new endpoint {endpoint})")
+        again = await read_attr(ctrl, node, 1, D, D.Attributes.PartsList)
+        if sorted(again) != sorted(parts):
+            fail(f"PartsList read {list(again)} after the report {parts}")
+        servers = list(await read_attr(ctrl, node, endpoint, D, D.Attributes.ServerList))
+        if TM.id not in servers:
+            fail(f"endpoint {endpoint}'s ServerList {servers} has no TemperatureMeasurement")
+        value = None
+        for _ in range(30):
+            value = await read_attr(ctrl, node, endpoint, TM, TM.Attributes.MeasuredValue)
+            if value == 2150:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            fail(f"endpoint {endpoint}'s MeasuredValue {value}, expected 2150 (21.5 °C over MQTT)")
+        labels = {l.label: l.value for l in await read_attr(ctrl, node, endpoint, FL, FL.Attributes.LabelList)}
+        if labels.get("room") != "Attic":
+            fail(f"endpoint {endpoint}'s Fixed Label {labels}, expected room Attic")
+        ok(f"read the new endpoint {endpoint} without re-pairing: TemperatureMeasurement MeasuredValue {value} (21.5 °C), room '{labels['room']}'")
+        return endpoint
+
     try:
         t0 = time.monotonic()
         try:
@@ -307,6 +522,11 @@ async def main():
         fabric, index = await retry("read over CASE", lambda: read_bridge(controller, 1))
         ok(f"over CASE: Basic Information, PartsLists root=[1]+bridged, aggregator={'bridged' if PLUGIN else '[]'}, own fabric 0x{fabric.fabricID:x} index {index}")
         bridged = await bridged_devices(controller, 1) if PLUGIN else None
+        thermometer = await mqtt_device(controller, 1) if broker else None
+        last_event = 0
+        if PLUGIN:
+            await contact_events(controller, 1, bridged[0])
+            last_event = await button_events(controller, 1)
         shown = matter_show()
         if shown["window"] != "closed" or len(shown["fabrics"]) != 1 or shown["fabrics"][0]["fabricID"] != "1":
             fail(f"'hearth matter show' after commissioning: {shown}")
@@ -314,17 +534,35 @@ async def main():
 
         for how, sig in (("SIGTERM", signal.SIGTERM), ("kill -9", signal.SIGKILL)):
             hearthd.stop(sig)
+            mark = len(hearthd.log())
             hearthd.start()
             controller.ExpireSessions(1)
             again, _ = await retry(f"read after {how}", lambda: read_bridge(controller, 1))
             if again.fabricID != fabric.fabricID:
                 fail(f"after {how}: fabric {again}")
-            ok(f"after {how} and a restart: a new CASE session, same reads, same fabric")
+            # The resumption record outlived the restart (the state store): Sigma2_Resume, no full CASE.
+            since = hearthd.log()[mark:]
+            resumed = [l for l in since.splitlines() if "CASE (resumed, Sigma2_Resume) session established" in l]
+            full = [l for l in since.splitlines() if "Matter CASE session established" in l]
+            if not resumed or full:
+                fail(f"after {how}: expected a resumed CASE session and no full one; log since the restart:\n" +
+                     "\n".join(l for l in since.splitlines() if "session established" in l or "resumption" in l))
+            ok(f"after {how} and a restart: the controller's CASE session was resumed (Sigma2_Resume, record from the state store), "
+               "same reads, same fabric")
         if PLUGIN:
             parts, contact, relay = await retry("bridged endpoints after the restarts", lambda: find_devices(controller, 1))
             if (contact, relay) != bridged:
                 fail(f"after the restarts: contact {contact}, relay {relay}; before {bridged}")
             ok(f"after the restarts the same bridged endpoints: contact {contact}, relay {relay}, PartsList {parts}")
+            newest = await button_events(controller, 1, after=last_event)
+            ok(f"after the restarts the event numbers went on from the stored epoch: {newest} > {last_event}")
+        if thermometer is not None:
+            parts = await read_attr(controller, 1, 1, D, D.Attributes.PartsList)
+            value = await retry("the MQTT thermometer after the restarts",
+                                lambda: read_attr(controller, 1, thermometer, TM, TM.Attributes.MeasuredValue))
+            if thermometer not in parts or value != 2150:
+                fail(f"after the restarts: PartsList {list(parts)}, thermometer {thermometer} reads {value}")
+            ok(f"after the restarts the MQTT thermometer keeps endpoint {thermometer} and reads {value}")
 
         opened = json.loads(cli("matter", "open-window", "--json"))
         if opened["window"] != "basic":
@@ -355,6 +593,8 @@ async def main():
     finally:
         stop()
         hearthd.stop()
+        if broker:
+            broker.stop()
 
 
 if __name__ == "__main__":
