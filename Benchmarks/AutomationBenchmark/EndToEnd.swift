@@ -2,7 +2,7 @@
 //
 //   edge → relay:  a button line pulled high on the simulated GPIO chip → the GPIO plugin → the
 //                  core → the tap → the engine → Toggle through the normal command path → the GPIO
-//                  plugin drives the relay line, read back from the chip (polled every ~50 µs);
+//                  plugin drives the relay line, read back from the chip (polled every ~50–100 µs);
 //   MQTT → MQTT:   a sensor message published on a real mosquitto → the MQTT plugin → the core →
 //                  an automation (`above` with hysteresis) → `On` for an MQTT switch → its command
 //                  topic, received by a plain subscriber on the same broker;
@@ -90,13 +90,13 @@ final class Arrival: Sendable {
     let at = Atomic<UInt64>(0)
     func mark() { at.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing) }
     func reset() { at.store(0, ordering: .releasing) }
-    /// The arrival time, or nil after `limit` (polls every ~50 µs on this thread).
-    func wait(limit: Duration = .seconds(2)) -> UInt64? {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limit.components.seconds) * 1_000_000_000
-        while DispatchTime.now().uptimeNanoseconds < deadline {
+    /// The arrival time, or nil after `limit` (polls every ~50–100 µs without holding a thread).
+    func wait(limit: Duration = .milliseconds(500)) async -> UInt64? {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
             let t = at.load(ordering: .acquiring)
             if t != 0 { return t }
-            usleep(50)
+            try? await Task.sleep(for: .microseconds(50))
         }
         return nil
     }
@@ -230,18 +230,24 @@ func endToEnd(broker: Broker, publisher: MQTTConnection, commands: Arrival, othe
                 flipped = DispatchTime.now().uptimeNanoseconds
                 break
             }
-            usleep(50)
+            try await Task.sleep(for: .microseconds(50))  // never holds a pool thread: the plugins need them
         }
         try sim.setPull(chip: "sim0", line: "3", high: false)
         // MQTT → MQTT: the trigger crosses 30 °C (the lamp's command is received), then falls back.
         commands.reset()
         let sent = DispatchTime.now().uptimeNanoseconds
         _ = try publisher.publish("bench/trigger", payload: #"{"t":35}"#, qos: 0)
-        let commanded = commands.wait()
+        let commanded = await commands.wait()
         _ = try publisher.publish("bench/trigger", payload: #"{"t":20}"#, qos: 0)
         if i >= samples / 10 {  // the first 10 % warm up
             if let flipped { figures.edge.append(Double(flipped - pressed) / 1000) } else { figures.lost += 1 }
-            if let commanded { figures.mqtt.append(Double(commanded - sent) / 1000) } else { figures.lost += 1 }
+            if let commanded { figures.mqtt.append(Double(commanded - sent) / 1000) } else {
+                figures.lost += 1
+                if figures.lost < 3 {
+                    let runs = (try? await engine.runs("hot", as: admin).prefix(3).map { "\($0.outcome) \($0.reason ?? "") \($0.cause.description) \($0.steps.map(\.detail))" }) ?? []
+                    say("lost MQTT command \(i): newest runs of 'hot': \(runs)")
+                }
+            }
         }
         try await Task.sleep(for: .milliseconds(15))
     }

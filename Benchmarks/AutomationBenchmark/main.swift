@@ -222,13 +222,17 @@ func latency(others: Int, presses: Int) async -> Latency {
     return Latency(p50: at(0.5), p99: at(0.99), max: samples.last ?? 0, saveSeconds: saved.seconds)
 }
 
+let parts = ProcessInfo.processInfo.environment["PARTS"] ?? "engine,latency,e2e"
+if parts.contains("engine") {
 say("automation-benchmark: \(reports) reports over \(sensors) thermometers, through the core and the lossless tap")
 say("automations  firing  reports/s  starter evaluations/s  runs started  saved one by one in")
 for (count, share) in [(0, 0.0), (100, 0.0), (1000, 0.0), (1000, 0.1)] {
     let f = await measure(automations: count, firingShare: share)
     say(String(format: "%11d  %5.0f%%  %9.0f  %21.0f  %12d  %8.3f s", count, share * 100, f.reportsPerSecond, f.evaluationsPerSecond, f.runs, f.saveSeconds))
 }
+}
 let presses = max(1000, reports / 100)
+if parts.contains("latency") {
 say()
 say("button InitialPress → automation → On handed to the relay's handler, \(presses) presses (first 10 % warm-up)")
 say("other automations  p50 µs  p99 µs  max µs  saved one by one in")
@@ -236,4 +240,5 @@ for others in [0, 100, 1000] {
     let l = await latency(others: others, presses: presses)
     say(String(format: "%17d  %6.0f  %6.0f  %6.0f  %8.3f s", others, l.p50, l.p99, l.max, l.saveSeconds))
 }
-await runEndToEnd(samples: max(300, reports / 1000))
+}
+if parts.contains("e2e") { await runEndToEnd(samples: max(300, reports / 1000)) }
