@@ -166,6 +166,18 @@ public indirect enum AutomationCondition: Sendable, Hashable {
         return .leaf(["time": .object(o)])
     }
 
+    /// The local time against the day's sun events (`"sunset-30m"`, `"sunrise+10m"`; across
+    /// midnight when after comes later in the day than before). Needs the home's location.
+    public static func sun(after: String? = nil, before: String? = nil) -> AutomationCondition {
+        var o: [String: Value] = [:]
+        if let after { o["after"] = .string(after) }
+        if let before { o["before"] = .string(before) }
+        return .leaf(["sun": .object(o)])
+    }
+
+    /// The sun is up (`true`) or down (`false`) now, computed from the home's location.
+    public static func sunIsUp(_ up: Bool = true) -> AutomationCondition { .leaf(["sun": ["isUp": .bool(up)]]) }
+
     /// The run was started by the starter with this `id`.
     public static func starter(_ id: String) -> AutomationCondition { .leaf(["starter": .string(id)]) }
 

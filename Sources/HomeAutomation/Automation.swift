@@ -315,19 +315,21 @@ public indirect enum Condition: Hashable, Sendable, Codable {
     case not(Condition)
     case attribute(AttributeCondition)
     case time(TimeCondition)
+    /// The sun: up or down, or the local time against the day's sunrise, sunset, dawn, dusk.
+    case sun(SunCondition)
     /// Which starter fired (its `id`).
     case starter(String)
     /// Whether a scene is active.
     case scene(String)
     case connectivity(device: String, is: String)
 
-    enum Keys: String, CodingKey { case all, any, not, attribute, time, starter, scene, connectivity }
+    enum Keys: String, CodingKey { case all, any, not, attribute, time, sun, starter, scene, connectivity }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         guard c.allKeys.count == 1, let key = c.allKeys.first else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: c.codingPath, debugDescription: "a condition has exactly one of: all, any, not, attribute, time, starter, scene, connectivity"))
+                .init(codingPath: c.codingPath, debugDescription: "a condition has exactly one of: all, any, not, attribute, time, sun, starter, scene, connectivity"))
         }
         switch key {
         case .all: self = .all(try c.decode([Condition].self, forKey: key))
@@ -335,6 +337,7 @@ public indirect enum Condition: Hashable, Sendable, Codable {
         case .not: self = .not(try c.decode(Condition.self, forKey: key))
         case .attribute: self = .attribute(try c.decode(AttributeCondition.self, forKey: key))
         case .time: self = .time(try c.decode(TimeCondition.self, forKey: key))
+        case .sun: self = .sun(try c.decode(SunCondition.self, forKey: key))
         case .starter: self = .starter(try c.decode(String.self, forKey: key))
         case .scene: self = .scene(try c.decode(String.self, forKey: key))
         case .connectivity:
@@ -351,6 +354,7 @@ public indirect enum Condition: Hashable, Sendable, Codable {
         case .not(let x): try c.encode(x, forKey: .not)
         case .attribute(let a): try c.encode(a, forKey: .attribute)
         case .time(let t): try c.encode(t, forKey: .time)
+        case .sun(let x): try c.encode(x, forKey: .sun)
         case .starter(let s): try c.encode(s, forKey: .starter)
         case .scene(let s): try c.encode(s, forKey: .scene)
         case .connectivity(let d, let s): try c.encode(["device": d, "is": s], forKey: .connectivity)
@@ -392,6 +396,50 @@ public struct TimeCondition: Hashable, Sendable, Codable {
         self.after = after
         self.before = before
         self.days = days
+    }
+}
+
+/// The sun, computed locally from the home's location: `isUp` (its upper limb above the
+/// horizon, as at sunrise and sunset), or the local time `after` and/or `before` one of the
+/// day's sun events with an offset (`sunset-30m`, `sunrise+10m`, `dusk`); with both, the
+/// window wraps midnight like a time condition (`after: sunset, before: sunrise` is the night).
+public struct SunCondition: Hashable, Sendable, Codable {
+    public var after: String?
+    public var before: String?
+    public var isUp: Bool?
+    public init(after: String? = nil, before: String? = nil, isUp: Bool? = nil) {
+        self.after = after
+        self.before = before
+        self.isUp = isUp
+    }
+}
+
+/// A sun event with an offset, written `sunset-30m`, `sunrise+10m`, `dusk`, `solarNoon+1h`.
+public struct SunInstant: Hashable, Sendable, CustomStringConvertible {
+    public var event: SolarCalculator.Event
+    public var offset: Span
+
+    public init(_ event: SolarCalculator.Event, offset: Span = Span(milliseconds: 0)) {
+        self.event = event
+        self.offset = offset
+    }
+
+    /// nil when it is not an event name (case ignored) followed by nothing or a signed duration.
+    public init?(parsing text: String) {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        guard let event = SolarCalculator.Event.allCases.first(where: { t.lowercased().hasPrefix($0.rawValue.lowercased()) }) else { return nil }
+        let rest = t.dropFirst(event.rawValue.count).trimmingCharacters(in: .whitespaces)
+        if rest.isEmpty {
+            self.init(event)
+            return
+        }
+        guard rest.hasPrefix("+") || rest.hasPrefix("-"), let span = Span(parsing: rest.replacingOccurrences(of: " ", with: "")) else { return nil }
+        self.init(event, offset: span)
+    }
+
+    public var description: String {
+        offset.milliseconds == 0
+            ? event.rawValue : "\(event.rawValue)\(offset.milliseconds < 0 ? "-" : "+")\(Span(milliseconds: abs(offset.milliseconds)))"
     }
 }
 

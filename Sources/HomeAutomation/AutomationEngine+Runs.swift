@@ -298,6 +298,10 @@ extension AutomationEngine {
                 days: t.days.map { Set($0.compactMap(LocalTime.weekday)) }, zone: timeZone)
             results.append(.init(path: path, holds: ok, saw: "local time \(Self.stamp(now, timeZone))"))
             return ok
+        case .sun(let after, let before, let isUp):
+            let (ok, saw) = sunHolds(after: after, before: before, isUp: isUp)
+            results.append(.init(path: path, holds: ok, saw: saw))
+            return ok
         case .starter(let id):
             let ok = starter == id
             results.append(.init(path: path, holds: ok, saw: "starter \(starter ?? "none") fired"))
@@ -312,6 +316,37 @@ extension AutomationEngine {
             return now == s
         }
     }
+
+    /// Whether a sun condition holds now, and what it saw (the elevation, or the day's instants).
+    func sunHolds(after: SunInstant?, before: SunInstant?, isUp: Bool?) -> (Bool, String) {
+        let now = clock.now()
+        guard let location else { return (false, "no location: the sun is unknown (set location: in hearth.yaml)") }
+        if let isUp {
+            let elevation = SolarCalculator.elevation(at: now, location)
+            // Sunrise and sunset: the upper limb on the horizon with refraction (centre −0.833°).
+            let up = elevation > -0.833
+            return (up == isUp, "sun elevation \(String(format: "%.1f", elevation))° at \(Self.stamp(now, timeZone)): \(up ? "up" : "down")")
+        }
+        var seen: [String] = []
+        func instant(_ i: SunInstant) -> Date? {
+            let t = SolarCalculator.time(of: i.event, onDayOf: now, in: timeZone, location)?.addingTimeInterval(i.offset.timeInterval)
+            seen.append("\(i) " + (t.map { Self.clockTime($0, timeZone) } ?? "does not happen today"))
+            return t
+        }
+        let start = after.map { instant($0) }, end = before.map { instant($0) }
+        let ok: Bool
+        switch (start, end) {
+        case (.some(nil), _), (_, .some(nil)): ok = false  // polar day or night: no such event today
+        case (.some(let a?), .some(let b?)): ok = a <= b ? (now >= a && now < b) : (now >= a || now < b)
+        case (.some(let a?), nil): ok = now >= a
+        case (nil, .some(let b?)): ok = now < b
+        case (nil, nil): ok = false
+        }
+        return (ok, "local time \(Self.clockTime(now, timeZone)); " + seen.joined(separator: ", "))
+    }
+
+    /// `20:15:00 CET`.
+    static func clockTime(_ date: Date, _ zone: TimeZone) -> String { format(date, zone, "HH:mm:ss zzz") }
 
     // MARK: - Actions
 
@@ -618,11 +653,11 @@ extension AutomationEngine {
     /// waits as `wouldWait`. `starter` names the cause (a starter id).
     public func simulate(_ automation: Automation, starter: String?, as principal: Principal) async throws(AutomationError) -> RunTrace {
         do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
-        guard principal.role != .app else { throw AutomationError(.permissionDenied, "apps cannot simulate home automations") }
         let (compiled, issues) = compiler().compile(automation)
         guard let c = compiled else {
             throw AutomationError(.invalidArgument, "automation '\(automation.id)' does not validate", issues: issues)
         }
+        try mayAppSimulate(automation, as: principal)
         let cause = RunTrace.Cause(starter: starter, description: "simulated" + (starter.map { ": starter \($0)" } ?? ""))
         var trace = RunTrace(id: "sim-" + newRunID(), automation: automation.id, started: clock.now(), cause: cause, outcome: .simulated)
         if let cond = c.conditions {

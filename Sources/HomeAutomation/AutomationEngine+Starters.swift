@@ -32,7 +32,12 @@ extension AutomationEngine {
                 }
             }
         }
-        if !pendingConfig.isEmpty, changes.contains(where: { $0.items.contains { if case .device(_, .some) = $0 { true } else { false } } }) {
+        var reshaped = Set<DeviceID>()
+        for change in changes where change.version > seededVersion {
+            for case .device(let id, _) in change.items { reshaped.insert(id) }
+        }
+        if !reshaped.isEmpty { revalidate(reshaped) }
+        if !pendingConfig.isEmpty || !pendingScenes.isEmpty, changes.contains(where: { $0.items.contains { if case .device(_, .some) = $0 { true } else { false } } }) {
             retryPending()
         }
         if let last = changes.last { processedVersion = max(processedVersion, last.version) }
@@ -258,11 +263,13 @@ extension AutomationEngine {
         planSchedule(id, s, after: max(due, clock.now()).addingTimeInterval(1))
     }
 
-    static func stamp(_ date: Date, _ zone: TimeZone) -> String {
+    static func stamp(_ date: Date, _ zone: TimeZone) -> String { format(date, zone, "yyyy-MM-dd HH:mm:ss zzz") }
+
+    static func format(_ date: Date, _ zone: TimeZone, _ pattern: String) -> String {
         let f = DateFormatter()
         f.timeZone = zone
         f.locale = Locale(identifier: "en_US_POSIX")
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss zzz"
+        f.dateFormat = pattern
         return f.string(from: date)
     }
 
