@@ -76,4 +76,54 @@ import Testing
             #expect(missing.text.contains("targets[0].value"), "\(missing.text)")
         }
     }
+
+    /// `hearth scenes capture ID`: the built CLI, signed in to the real server.
+    @Test func cli_capturesAScene() async throws {
+        let build = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/hearth").path
+        guard FileManager.default.isExecutableFile(atPath: build) else {
+            Issue.record("the hearth CLI must be built first (swift build --build-tests)")
+            return
+        }
+        let stored = Stored()
+        try await TestHome.with(automations: { try stored.make($0) }) { home in
+            let admin = try home.adminToken()
+            #expect(try await home.call("POST", "scenes", token: admin, body: Self.lampOn).status == 201)
+            let config = home.directory.appendingPathComponent("cli").path
+            try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+            /// Runs the CLI to its end; its output goes to a file (no pipe to fill).
+            func hearth(_ arguments: [String], stdin: String = "") async throws -> (Int32, String) {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: build)
+                process.arguments = arguments
+                var env = ProcessInfo.processInfo.environment
+                env["HEARTH_CONFIG_DIR"] = config
+                env.removeValue(forKey: "HEARTH_URL")
+                env.removeValue(forKey: "HEARTH_PASSWORD")
+                process.environment = env
+                let out = config + "/out-\(UUID().uuidString.prefix(8))", input = config + "/in-\(UUID().uuidString.prefix(8))"
+                _ = FileManager.default.createFile(atPath: out, contents: nil)
+                _ = FileManager.default.createFile(atPath: input, contents: Data(stdin.utf8))
+                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+                process.standardOutput = handle
+                process.standardError = handle
+                process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
+                let ended = AsyncStream<Void>.makeStream()
+                process.terminationHandler = { _ in ended.continuation.finish() }
+                try process.run()
+                for await _ in ended.stream {}
+                return (process.terminationStatus, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "")
+            }
+            let login = try await hearth(["login", "--url", home.baseURL.absoluteString, "--username", "admin", "--password-stdin"], stdin: "correct horse\n")
+            #expect(login.0 == 0, "\(login.1)")
+            let captured = try await hearth(["scenes", "capture", "evening"])
+            #expect(captured.0 == 0, "\(captured.1)")
+            #expect(captured.1.contains("captured scene evening (revision 2)"), "\(captured.1)")
+            #expect(captured.1.contains("false"), "the lamp is off now: \(captured.1)")
+            let json = try await hearth(["scenes", "capture", "evening", "--json"])
+            #expect(json.1.contains("\"revision\" : 3"), "\(json.1)")
+            let missing = try await hearth(["scenes", "capture", "nothing"])
+            #expect(missing.0 != 0, "\(missing.1)")
+        }
+    }
 }
