@@ -199,10 +199,17 @@ public struct AutomationAction: Sendable, Hashable {
     public let json: Value
 
     /// A command through the normal command path (the same validation as `hearth command`).
-    public static func command(device: String, type: String? = nil, trait: String, command: String, args: [String: Value] = [:]) -> AutomationAction {
+    /// `timeout` bounds the wait for the device's answer (the step then fails as `timeout`);
+    /// with `continueOnError` a failed step does not end the run.
+    public static func command(
+        device: String, type: String? = nil, trait: String, command: String, args: [String: Value] = [:], timeout: Duration? = nil,
+        continueOnError: Bool = false
+    ) -> AutomationAction {
         var o = AutomationStarter.target(device, type, trait)
         o["command"] = .string(command)
         if !args.isEmpty { o["args"] = .object(args) }
+        if let timeout { o["timeout"] = span(timeout) }
+        if continueOnError { o["continueOnError"] = .bool(true) }
         return AutomationAction(json: ["command": .object(o)])
     }
 

@@ -551,8 +551,14 @@ public struct CommandAction: Hashable, Sendable, Codable {
     public var trait: String
     public var command: String
     public var args: [String: Value]?
+    /// How long the step waits for the device's answer (100 ms – 10 min); past it the step
+    /// fails as `timeout` (the command is not retried). Absent: the core's command timeout.
+    public var timeout: Span?
+    /// When the step fails (any error, its timeout included), the run goes on with the next
+    /// step instead of ending as failed; the trace keeps the step's error.
+    public var continueOnError: Bool?
 
-    enum CodingKeys: String, CodingKey { case device, type, trait, command, args }
+    enum CodingKeys: String, CodingKey { case device, type, trait, command, args, timeout, continueOnError }
 
     /// YAML reads a bare `On`/`Off` as a boolean: `command: On` is the On/Off command.
     public init(from decoder: any Decoder) throws {
@@ -566,13 +572,20 @@ public struct CommandAction: Hashable, Sendable, Codable {
             command = try c.decode(String.self, forKey: .command)
         }
         args = try c.decodeIfPresent([String: Value].self, forKey: .args)
+        timeout = try c.decodeIfPresent(Span.self, forKey: .timeout)
+        continueOnError = try c.decodeIfPresent(Bool.self, forKey: .continueOnError)
     }
-    public init(device: String, type: String? = nil, trait: String, command: String, args: [String: Value]? = nil) {
+    public init(
+        device: String, type: String? = nil, trait: String, command: String, args: [String: Value]? = nil, timeout: Span? = nil,
+        continueOnError: Bool? = nil
+    ) {
         self.device = device
         self.type = type
         self.trait = trait
         self.command = command
         self.args = args
+        self.timeout = timeout
+        self.continueOnError = continueOnError
     }
 }
 

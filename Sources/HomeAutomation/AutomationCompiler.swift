@@ -363,7 +363,12 @@ public struct AutomationCompiler: Sendable {
                 } catch {
                     issue("invalidArgument", "\(p).args", error.message)
                 }
-                return .command(CommandRequest(device: d.id, deviceType: type, trait: trait.id, command: command.id, arguments: c.args ?? [:]))
+                if let t = c.timeout, t < Span(milliseconds: 100) || t > .minutes(10) {
+                    issue("durationOutOfRange", "\(p).timeout", "a step's timeout is 100 ms – 10 min (got \(t))")
+                }
+                return .command(
+                    CommandRequest(device: d.id, deviceType: type, trait: trait.id, command: command.id, arguments: c.args ?? [:]),
+                    StepOptions(timeout: c.timeout, continueOnError: c.continueOnError ?? false))
             case .write(let w):
                 let p = "\(path).write"
                 guard let d = device(w.device, at: "\(p).device"), let (type, trait) = self.trait(d, type: w.type, trait: w.trait, at: p),

@@ -91,7 +91,7 @@ extension AutomationEngine {
             for (i, a) in actions.enumerated() {
                 let p = "\(path)[\(i)]"
                 switch a {
-                case .command(let r): pair(r.device, r.deviceType, r.trait, at: p)
+                case .command(let r, _): pair(r.device, r.deviceType, r.trait, at: p)
                 case .write(let d, let type, let trait, _, _): pair(d, type, trait, at: p)
                 case .waitFor(let cond, _, _): checkCondition(cond, p)
                 case .if(let cond, let then, let otherwise):

@@ -73,7 +73,7 @@ extension AutomationEngine {
     static func actionDevices(_ actions: [CompiledAction], into out: inout Set<DeviceID>) {
         for a in actions {
             switch a {
-            case .command(let r): out.insert(r.device)
+            case .command(let r, _): out.insert(r.device)
             case .write(let d, _, _, _, _): out.insert(d)
             case .waitFor(let cond, _, _): devices(in: cond, into: &out)
             case .if(let cond, let then, let otherwise):

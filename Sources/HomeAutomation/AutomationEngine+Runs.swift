@@ -218,7 +218,7 @@ extension AutomationEngine {
         var out = Set<DeviceID>()
         for a in actions {
             switch a {
-            case .command(let r): out.insert(r.device)
+            case .command(let r, _): out.insert(r.device)
             case .write(let d, _, _, _, _): out.insert(d)
             case .if(_, let then, let otherwise): out.formUnion(devices(in: then + otherwise))
             case .parallel(let list): out.formUnion(devices(in: list))
@@ -402,7 +402,7 @@ extension AutomationEngine {
     func perform(_ action: CompiledAction, at here: [Int], path: String, _ context: RunContext) async -> Flow {
         let home = core.home(for: context.principal)
         switch action {
-        case .command(let r):
+        case .command(let r, let options):
             let detail = describe(r)
             if context.dryRun {
                 step(context, path: path, kind: "command", detail: detail, result: "wouldSend")
@@ -417,7 +417,7 @@ extension AutomationEngine {
             var failure: any Error
             while true {
                 do {
-                    _ = try await home.invoke(r)
+                    _ = try await invoke(home, r, timeout: options.timeout)
                     step(context, path: path, kind: "command", detail: detail, result: "ok", ms: Self.ms(since: started))
                     return .next
                 } catch let e as HomeError where e.code == .deviceOffline && patience.map({ clock.now() < $0 }) == true && !Task.isCancelled {
@@ -430,8 +430,9 @@ extension AutomationEngine {
             }
             if failure is CancellationError { return .cancelled }
             let e = (failure as? HomeError) ?? HomeError(.internal, "\(failure)")
-            step(context, path: path, kind: "command", detail: detail, result: e.code.rawValue, message: e.message, ms: Self.ms(since: started))
-            return .stop("\(path) failed: \(e.message)", error: true)
+            let going = options.continueOnError ? " (continueOnError: the run goes on)" : ""
+            step(context, path: path, kind: "command", detail: detail, result: e.code.rawValue, message: e.message + going, ms: Self.ms(since: started))
+            return options.continueOnError ? .next : .stop("\(path) failed: \(e.message)", error: true)
         case .write(let d, let type, let trait, let attribute, let value):
             let t = core.catalog.trait(trait)
             let detail = "\(d) \(t?.swiftName ?? trait.hex).\(t?.attribute(attribute)?.name ?? attribute.hex) = \(value)"
@@ -593,6 +594,31 @@ extension AutomationEngine {
         } catch {
             step(context, path: path, kind: kind, detail: detail, result: error.code.rawValue, message: error.message, ms: Self.ms(since: started))
             return .stop("\(path) failed: \(error.message)", error: true)
+        }
+    }
+
+    /// `home.invoke`, bounded by a step's own `timeout` on the engine's clock (nil: the core's).
+    func invoke(_ home: Home, _ request: CommandRequest, timeout: Span?) async throws -> Value {
+        guard let timeout else { return try await home.invoke(request) }
+        enum Ending: Sendable {
+            case answered(Value)
+            case timedOut
+        }
+        let clock = self.clock
+        let due = clock.now().addingTimeInterval(timeout.timeInterval)
+        let ending = try await withThrowingTaskGroup(of: Ending.self) { group in
+            group.addTask { .answered(try await home.invoke(request)) }
+            group.addTask {
+                try await clock.sleep(until: due)
+                return .timedOut
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
+        switch ending {
+        case .answered(let value): return value
+        case .timedOut: throw HomeError(.timeout, "no answer within the step's timeout of \(timeout)")
         }
     }
 

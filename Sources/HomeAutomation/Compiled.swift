@@ -83,8 +83,14 @@ indirect enum CompiledCondition: Sendable {
     case connectivity(DeviceID, ConnectivityState)
 }
 
+/// A command step's own `timeout` and `continueOnError`.
+struct StepOptions: Sendable, Hashable {
+    var timeout: Span?
+    var continueOnError = false
+}
+
 indirect enum CompiledAction: Sendable {
-    case command(CommandRequest)
+    case command(CommandRequest, StepOptions)
     case write(device: DeviceID, deviceType: DeviceTypeID, trait: TraitID, attribute: AttributeID, value: Value)
     case scene(String)
     case delay(Span)
