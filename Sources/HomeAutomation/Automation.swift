@@ -234,6 +234,25 @@ public struct AttributeStarter: Hashable, Sendable, Codable {
     public var hysteresis: Double?
     public var `for`: Span?
 
+    enum CodingKeys: String, CodingKey { case device, type, trait, attribute, changes, to, from, above, below, hysteresis, `for` }
+
+    /// `to: null` / `from: null` are the attribute's null value (a nullable attribute that has
+    /// none), not "absent".
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        device = try c.decode(String.self, forKey: .device)
+        type = try c.decodeIfPresent(String.self, forKey: .type)
+        trait = try c.decode(String.self, forKey: .trait)
+        attribute = try c.decode(String.self, forKey: .attribute)
+        changes = try c.decodeIfPresent(Bool.self, forKey: .changes)
+        to = try c.decodeNullable(.to)
+        from = try c.decodeNullable(.from)
+        above = try c.decodeIfPresent(Double.self, forKey: .above)
+        below = try c.decodeIfPresent(Double.self, forKey: .below)
+        hysteresis = try c.decodeIfPresent(Double.self, forKey: .hysteresis)
+        self.for = try c.decodeIfPresent(Span.self, forKey: .for)
+    }
+
     public init(
         device: String, type: String? = nil, trait: String, attribute: String, changes: Bool? = nil, to: Value? = nil, from: Value? = nil,
         above: Double? = nil, below: Double? = nil, hysteresis: Double? = nil, for hold: Span? = nil
@@ -372,6 +391,21 @@ public struct AttributeCondition: Hashable, Sendable, Codable {
     public var `in`: [Value]?
     public var above: Double?
     public var below: Double?
+    enum CodingKeys: String, CodingKey { case device, type, trait, attribute, equals, `in`, above, below }
+
+    /// `equals: null` is the attribute's null value, not "absent".
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        device = try c.decode(String.self, forKey: .device)
+        type = try c.decodeIfPresent(String.self, forKey: .type)
+        trait = try c.decode(String.self, forKey: .trait)
+        attribute = try c.decode(String.self, forKey: .attribute)
+        equals = try c.decodeNullable(.equals)
+        self.in = try c.decodeIfPresent([Value].self, forKey: .in)
+        above = try c.decodeIfPresent(Double.self, forKey: .above)
+        below = try c.decodeIfPresent(Double.self, forKey: .below)
+    }
+
     public init(
         device: String, type: String? = nil, trait: String, attribute: String, equals: Value? = nil, in values: [Value]? = nil,
         above: Double? = nil, below: Double? = nil
@@ -644,6 +678,15 @@ public struct IfAction: Hashable, Sendable, Codable {
         self.condition = condition
         self.then = then
         self.else = otherwise
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A value that may be JSON null: absent → nil, `null` → `.null` (a target of "no value").
+    func decodeNullable(_ key: Key) throws -> Value? {
+        // Not `nil` in a ternary: Value is nil-literal expressible, so that `nil` would be `.null`.
+        guard contains(key) else { return Optional<Value>.none }
+        return try decode(Value.self, forKey: key)
     }
 }
 
