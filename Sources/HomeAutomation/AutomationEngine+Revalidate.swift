@@ -35,7 +35,7 @@ extension AutomationEngine {
         }
         // Inert automations that waited for a device that is back.
         let back = changed.filter { state.commissioned[$0] != nil }
-        guard !back.isEmpty else { return }
+        guard !back.isEmpty, compiled.count < records.count else { return }  // none is inert: nothing to retry
         for (id, record) in records.sorted(by: { $0.key < $1.key })
         where compiled[id] == nil && record.issues.contains(where: { AutomationIssue.missingDeviceCodes.contains($0.code) }) {
             guard compiler().compile(record.automation).0 != nil else { continue }

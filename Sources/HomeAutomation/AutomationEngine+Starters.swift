@@ -20,6 +20,7 @@ extension AutomationEngine {
                         reason: "the engine fell behind the core"))
             }
         }
+        var reshaped = Set<DeviceID>()
         for change in changes where change.version > seededVersion {
             for item in change.items {
                 switch item {
@@ -29,13 +30,11 @@ extension AutomationEngine {
                     eventHappened(e, change)
                 case .device(let id, let connectivity):
                     connectivityChanged(id, connectivity, change)
+                    reshaped.insert(id)
                 }
             }
         }
-        var reshaped = Set<DeviceID>()
-        for change in changes where change.version > seededVersion {
-            for case .device(let id, _) in change.items { reshaped.insert(id) }
-        }
+        // Devices that left or came back: automations that use them go inert or run again.
         if !reshaped.isEmpty { revalidate(reshaped) }
         if !pendingConfig.isEmpty || !pendingScenes.isEmpty, changes.contains(where: { $0.items.contains { if case .device(_, .some) = $0 { true } else { false } } }) {
             retryPending()
