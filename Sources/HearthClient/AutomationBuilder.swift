@@ -166,6 +166,18 @@ public indirect enum AutomationCondition: Sendable, Hashable {
         return .leaf(["time": .object(o)])
     }
 
+    /// The local time against the day's sun events (`"sunset-30m"`, `"sunrise+10m"`; across
+    /// midnight when after comes later in the day than before). Needs the home's location.
+    public static func sun(after: String? = nil, before: String? = nil) -> AutomationCondition {
+        var o: [String: Value] = [:]
+        if let after { o["after"] = .string(after) }
+        if let before { o["before"] = .string(before) }
+        return .leaf(["sun": .object(o)])
+    }
+
+    /// The sun is up (`true`) or down (`false`) now, computed from the home's location.
+    public static func sunIsUp(_ up: Bool = true) -> AutomationCondition { .leaf(["sun": ["isUp": .bool(up)]]) }
+
     /// The run was started by the starter with this `id`.
     public static func starter(_ id: String) -> AutomationCondition { .leaf(["starter": .string(id)]) }
 
@@ -187,10 +199,17 @@ public struct AutomationAction: Sendable, Hashable {
     public let json: Value
 
     /// A command through the normal command path (the same validation as `hearth command`).
-    public static func command(device: String, type: String? = nil, trait: String, command: String, args: [String: Value] = [:]) -> AutomationAction {
+    /// `timeout` bounds the wait for the device's answer (the step then fails as `timeout`);
+    /// with `continueOnError` a failed step does not end the run.
+    public static func command(
+        device: String, type: String? = nil, trait: String, command: String, args: [String: Value] = [:], timeout: Duration? = nil,
+        continueOnError: Bool = false
+    ) -> AutomationAction {
         var o = AutomationStarter.target(device, type, trait)
         o["command"] = .string(command)
         if !args.isEmpty { o["args"] = .object(args) }
+        if let timeout { o["timeout"] = span(timeout) }
+        if continueOnError { o["continueOnError"] = .bool(true) }
         return AutomationAction(json: ["command": .object(o)])
     }
 

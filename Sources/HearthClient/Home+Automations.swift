@@ -1,5 +1,5 @@
 public import HearthAPI
-import HomeModel
+public import HomeModel
 
 extension Home {
     /// Automation run traces as they happen, over the connection's one WebSocket: each run and
@@ -20,5 +20,24 @@ extension Home {
             }
             continuation.onTermination = { _ in task.cancel() }
         }, ending: ending)
+    }
+}
+
+extension Home {
+    /// Every scene this session can see (`GET /scenes`), with whether each is active now.
+    public func scenes() async throws(HomeError) -> [WireScene] {
+        try await connection.send("GET", "scenes")
+    }
+
+    /// Stores the devices' current values in a scene's targets (admins; `POST /scenes/ID/capture`,
+    /// Matter's StoreScene): the same devices and attributes, the revision one up.
+    @discardableResult
+    public func captureScene(_ id: String) async throws(HomeError) -> WireScene {
+        try await connection.send("POST", "scenes/\(segment(id))/capture")
+    }
+
+    /// Recalls a scene (members too): each target through the normal command path.
+    public func recallScene(_ id: String) async throws(HomeError) {
+        try await connection.send("POST", "scenes/\(segment(id))/recall")
     }
 }

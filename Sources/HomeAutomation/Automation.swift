@@ -234,6 +234,25 @@ public struct AttributeStarter: Hashable, Sendable, Codable {
     public var hysteresis: Double?
     public var `for`: Span?
 
+    enum CodingKeys: String, CodingKey { case device, type, trait, attribute, changes, to, from, above, below, hysteresis, `for` }
+
+    /// `to: null` / `from: null` are the attribute's null value (a nullable attribute that has
+    /// none), not "absent".
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        device = try c.decode(String.self, forKey: .device)
+        type = try c.decodeIfPresent(String.self, forKey: .type)
+        trait = try c.decode(String.self, forKey: .trait)
+        attribute = try c.decode(String.self, forKey: .attribute)
+        changes = try c.decodeIfPresent(Bool.self, forKey: .changes)
+        to = try c.decodeNullable(.to)
+        from = try c.decodeNullable(.from)
+        above = try c.decodeIfPresent(Double.self, forKey: .above)
+        below = try c.decodeIfPresent(Double.self, forKey: .below)
+        hysteresis = try c.decodeIfPresent(Double.self, forKey: .hysteresis)
+        self.for = try c.decodeIfPresent(Span.self, forKey: .for)
+    }
+
     public init(
         device: String, type: String? = nil, trait: String, attribute: String, changes: Bool? = nil, to: Value? = nil, from: Value? = nil,
         above: Double? = nil, below: Double? = nil, hysteresis: Double? = nil, for hold: Span? = nil
@@ -315,19 +334,21 @@ public indirect enum Condition: Hashable, Sendable, Codable {
     case not(Condition)
     case attribute(AttributeCondition)
     case time(TimeCondition)
+    /// The sun: up or down, or the local time against the day's sunrise, sunset, dawn, dusk.
+    case sun(SunCondition)
     /// Which starter fired (its `id`).
     case starter(String)
     /// Whether a scene is active.
     case scene(String)
     case connectivity(device: String, is: String)
 
-    enum Keys: String, CodingKey { case all, any, not, attribute, time, starter, scene, connectivity }
+    enum Keys: String, CodingKey { case all, any, not, attribute, time, sun, starter, scene, connectivity }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         guard c.allKeys.count == 1, let key = c.allKeys.first else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: c.codingPath, debugDescription: "a condition has exactly one of: all, any, not, attribute, time, starter, scene, connectivity"))
+                .init(codingPath: c.codingPath, debugDescription: "a condition has exactly one of: all, any, not, attribute, time, sun, starter, scene, connectivity"))
         }
         switch key {
         case .all: self = .all(try c.decode([Condition].self, forKey: key))
@@ -335,6 +356,7 @@ public indirect enum Condition: Hashable, Sendable, Codable {
         case .not: self = .not(try c.decode(Condition.self, forKey: key))
         case .attribute: self = .attribute(try c.decode(AttributeCondition.self, forKey: key))
         case .time: self = .time(try c.decode(TimeCondition.self, forKey: key))
+        case .sun: self = .sun(try c.decode(SunCondition.self, forKey: key))
         case .starter: self = .starter(try c.decode(String.self, forKey: key))
         case .scene: self = .scene(try c.decode(String.self, forKey: key))
         case .connectivity:
@@ -351,6 +373,7 @@ public indirect enum Condition: Hashable, Sendable, Codable {
         case .not(let x): try c.encode(x, forKey: .not)
         case .attribute(let a): try c.encode(a, forKey: .attribute)
         case .time(let t): try c.encode(t, forKey: .time)
+        case .sun(let x): try c.encode(x, forKey: .sun)
         case .starter(let s): try c.encode(s, forKey: .starter)
         case .scene(let s): try c.encode(s, forKey: .scene)
         case .connectivity(let d, let s): try c.encode(["device": d, "is": s], forKey: .connectivity)
@@ -368,6 +391,21 @@ public struct AttributeCondition: Hashable, Sendable, Codable {
     public var `in`: [Value]?
     public var above: Double?
     public var below: Double?
+    enum CodingKeys: String, CodingKey { case device, type, trait, attribute, equals, `in`, above, below }
+
+    /// `equals: null` is the attribute's null value, not "absent".
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        device = try c.decode(String.self, forKey: .device)
+        type = try c.decodeIfPresent(String.self, forKey: .type)
+        trait = try c.decode(String.self, forKey: .trait)
+        attribute = try c.decode(String.self, forKey: .attribute)
+        equals = try c.decodeNullable(.equals)
+        self.in = try c.decodeIfPresent([Value].self, forKey: .in)
+        above = try c.decodeIfPresent(Double.self, forKey: .above)
+        below = try c.decodeIfPresent(Double.self, forKey: .below)
+    }
+
     public init(
         device: String, type: String? = nil, trait: String, attribute: String, equals: Value? = nil, in values: [Value]? = nil,
         above: Double? = nil, below: Double? = nil
@@ -392,6 +430,50 @@ public struct TimeCondition: Hashable, Sendable, Codable {
         self.after = after
         self.before = before
         self.days = days
+    }
+}
+
+/// The sun, computed locally from the home's location: `isUp` (its upper limb above the
+/// horizon, as at sunrise and sunset), or the local time `after` and/or `before` one of the
+/// day's sun events with an offset (`sunset-30m`, `sunrise+10m`, `dusk`); with both, the
+/// window wraps midnight like a time condition (`after: sunset, before: sunrise` is the night).
+public struct SunCondition: Hashable, Sendable, Codable {
+    public var after: String?
+    public var before: String?
+    public var isUp: Bool?
+    public init(after: String? = nil, before: String? = nil, isUp: Bool? = nil) {
+        self.after = after
+        self.before = before
+        self.isUp = isUp
+    }
+}
+
+/// A sun event with an offset, written `sunset-30m`, `sunrise+10m`, `dusk`, `solarNoon+1h`.
+public struct SunInstant: Hashable, Sendable, CustomStringConvertible {
+    public var event: SolarCalculator.Event
+    public var offset: Span
+
+    public init(_ event: SolarCalculator.Event, offset: Span = Span(milliseconds: 0)) {
+        self.event = event
+        self.offset = offset
+    }
+
+    /// nil when it is not an event name (case ignored) followed by nothing or a signed duration.
+    public init?(parsing text: String) {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        guard let event = SolarCalculator.Event.allCases.first(where: { t.lowercased().hasPrefix($0.rawValue.lowercased()) }) else { return nil }
+        let rest = t.dropFirst(event.rawValue.count).trimmingCharacters(in: .whitespaces)
+        if rest.isEmpty {
+            self.init(event)
+            return
+        }
+        guard rest.hasPrefix("+") || rest.hasPrefix("-"), let span = Span(parsing: rest.replacingOccurrences(of: " ", with: "")) else { return nil }
+        self.init(event, offset: span)
+    }
+
+    public var description: String {
+        offset.milliseconds == 0
+            ? event.rawValue : "\(event.rawValue)\(offset.milliseconds < 0 ? "-" : "+")\(Span(milliseconds: abs(offset.milliseconds)))"
     }
 }
 
@@ -503,8 +585,14 @@ public struct CommandAction: Hashable, Sendable, Codable {
     public var trait: String
     public var command: String
     public var args: [String: Value]?
+    /// How long the step waits for the device's answer (100 ms – 10 min); past it the step
+    /// fails as `timeout` (the command is not retried). Absent: the core's command timeout.
+    public var timeout: Span?
+    /// When the step fails (any error, its timeout included), the run goes on with the next
+    /// step instead of ending as failed; the trace keeps the step's error.
+    public var continueOnError: Bool?
 
-    enum CodingKeys: String, CodingKey { case device, type, trait, command, args }
+    enum CodingKeys: String, CodingKey { case device, type, trait, command, args, timeout, continueOnError }
 
     /// YAML reads a bare `On`/`Off` as a boolean: `command: On` is the On/Off command.
     public init(from decoder: any Decoder) throws {
@@ -518,13 +606,20 @@ public struct CommandAction: Hashable, Sendable, Codable {
             command = try c.decode(String.self, forKey: .command)
         }
         args = try c.decodeIfPresent([String: Value].self, forKey: .args)
+        timeout = try c.decodeIfPresent(Span.self, forKey: .timeout)
+        continueOnError = try c.decodeIfPresent(Bool.self, forKey: .continueOnError)
     }
-    public init(device: String, type: String? = nil, trait: String, command: String, args: [String: Value]? = nil) {
+    public init(
+        device: String, type: String? = nil, trait: String, command: String, args: [String: Value]? = nil, timeout: Span? = nil,
+        continueOnError: Bool? = nil
+    ) {
         self.device = device
         self.type = type
         self.trait = trait
         self.command = command
         self.args = args
+        self.timeout = timeout
+        self.continueOnError = continueOnError
     }
 }
 
@@ -583,6 +678,15 @@ public struct IfAction: Hashable, Sendable, Codable {
         self.condition = condition
         self.then = then
         self.else = otherwise
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A value that may be JSON null: absent → nil, `null` → `.null` (a target of "no value").
+    func decodeNullable(_ key: Key) throws -> Value? {
+        // Not `nil` in a ternary: Value is nil-literal expressible, so that `nil` would be `.null`.
+        guard contains(key) else { return Optional<Value>.none }
+        return try decode(Value.self, forKey: key)
     }
 }
 

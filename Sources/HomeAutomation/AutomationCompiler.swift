@@ -11,7 +11,7 @@ public struct AutomationCompiler: Sendable {
     public let catalog: Catalog
     public let state: HomeState
     /// Scene IDs that exist.
-    public let scenes: Set<String>
+    public var scenes: Set<String>
     /// Automation IDs that exist, with whether each has a manual starter.
     public let automations: [String: Bool]
 
@@ -83,7 +83,13 @@ public struct AutomationCompiler: Sendable {
 
         /// The device by ID, or by name (case-insensitive) among commissioned devices.
         mutating func device(_ name: String, at path: String) -> DeviceSnapshot? {
-            if let d = state.devices[DeviceID(rawValue: name)] { return d }
+            if let d = state.devices[DeviceID(rawValue: name)] {
+                if d.commissioning == .commissioned { return d }
+                // Decommissioned (or not commissioned yet): not in the home, so nothing may use it.
+                issue("notCommissioned", path, "'\(name)' is not in the home (decommissioned, or not commissioned yet)",
+                    suggestion: "commission it again, or name another device")
+                return nil
+            }
             let byName = state.commissioned.values.filter { NamingRules.normalised($0.name) == NamingRules.normalised(name) }
             if byName.count == 1 { return byName[0] }
             let names = state.commissioned.values.map(\.id.rawValue) + state.commissioned.values.map(\.name)
@@ -274,6 +280,8 @@ public struct AutomationCompiler: Sendable {
                 }
                 if let days = t.days { checkDays(days, at: "\(path).time.days") }
                 return .time(t, path: "\(path).time")
+            case .sun(let x):
+                return sun(x, at: "\(path).sun")
             case .starter(let id):
                 if !starterIDs.contains(id) {
                     issue("unknownStarter", "\(path).starter", "no starter '\(id)'", suggestion: Self.quoted(EditDistance.closest(to: id, in: Array(starterIDs))))
@@ -292,6 +300,47 @@ public struct AutomationCompiler: Sendable {
                 }
                 return .connectivity(d.id, state)
             }
+        }
+
+        /// A sun condition: `isUp`, or `after`/`before` sun instants; needs the home's location.
+        mutating func sun(_ x: SunCondition, at p: String) -> CompiledCondition? {
+            let names = SolarCalculator.Event.allCases.map(\.rawValue)
+            func instant(_ text: String?, _ key: String) -> SunInstant? {
+                guard let text else { return nil }
+                guard let i = SunInstant(parsing: text) else {
+                    let word = String(text.prefix { $0.isLetter })
+                    issue("invalidValue", "\(p).\(key)", "'\(text)' is not a sun event with an optional offset (e.g. sunset-30m, sunrise+10m)",
+                        suggestion: Self.quoted(EditDistance.closest(to: word, in: names, limit: 1).map { $0 + String(text.dropFirst(word.count)) }))
+                    return nil
+                }
+                if i.offset > .seconds(86_400) || i.offset < .seconds(-86_400) {
+                    issue("durationOutOfRange", "\(p).\(key)", "a sun offset is at most 24 h either way")
+                }
+                return i
+            }
+            let after = instant(x.after, "after"), before = instant(x.before, "before")
+            if x.isUp != nil, x.after != nil || x.before != nil {
+                issue("conflictingCondition", p, "a sun condition has isUp, or after and/or before, not both")
+            } else if x.isUp == nil, x.after == nil, x.before == nil {
+                issue("missingKey", p, "a sun condition needs isUp, or after and/or before", suggestion: "'isUp: true' or 'after: sunset-30m'")
+            }
+            if compiler.location == nil, compiler.checksLocation {
+                issue("locationRequired", p, "a sun condition needs the home's coordinates",
+                    suggestion: "location: { latitude: …, longitude: …, timezone: … } in hearth.yaml")
+            }
+            if let location = compiler.location {
+                for (key, i) in [("after", after), ("before", before)] {
+                    guard let i, i.event != .solarNoon else { continue }
+                    let missing = SolarCalculator.missingDays(i.event, from: Date(), days: 366, in: compiler.timeZone, location)
+                    if let first = missing.first {
+                        issue(
+                            "sunEventMissing", "\(p).\(key)",
+                            "no \(i.event.rawValue) on \(missing.count) day(s) of the coming year at latitude \(location.latitude) (polar day or night), from \(first); the condition does not hold on those days",
+                            warning: true)
+                    }
+                }
+            }
+            return .sun(after: after, before: before, isUp: x.isUp)
         }
 
         mutating func actions(_ list: [Action], at path: String, depth: Int) -> [CompiledAction] {
@@ -314,7 +363,12 @@ public struct AutomationCompiler: Sendable {
                 } catch {
                     issue("invalidArgument", "\(p).args", error.message)
                 }
-                return .command(CommandRequest(device: d.id, deviceType: type, trait: trait.id, command: command.id, arguments: c.args ?? [:]))
+                if let t = c.timeout, t < Span(milliseconds: 100) || t > .minutes(10) {
+                    issue("durationOutOfRange", "\(p).timeout", "a step's timeout is 100 ms – 10 min (got \(t))")
+                }
+                return .command(
+                    CommandRequest(device: d.id, deviceType: type, trait: trait.id, command: command.id, arguments: c.args ?? [:]),
+                    StepOptions(timeout: c.timeout, continueOnError: c.continueOnError ?? false))
             case .write(let w):
                 let p = "\(path).write"
                 guard let d = device(w.device, at: "\(p).device"), let (type, trait) = self.trait(d, type: w.type, trait: w.trait, at: p),

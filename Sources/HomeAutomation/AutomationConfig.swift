@@ -21,8 +21,21 @@ public struct AutomationConfig: Sendable {
     /// database's first start): the engine loads each once its devices appear
     /// (``AutomationEngine/loadConfigured(_:refs:pending:)``). Their refs are in ``automationRefs``.
     public var pending: [Automation] = []
-    /// One line per pending automation: where it is and the devices it waits for.
+    /// Scenes whose only problem is devices no plugin has reported yet: they wait like
+    /// pending automations and load once their devices appear.
+    public var pendingScenes: [PendingScene] = []
+    /// One line per pending scene or automation: where it is and the devices it waits for.
     public var pendingNotes: [String] = []
+
+    /// A config scene waiting for its devices: its entry as written, re-read when a device appears.
+    public struct PendingScene: Sendable, Hashable {
+        public let id: String
+        public let value: Value
+        /// `scenes[0]`.
+        public let path: String
+        /// `etc/hearth.yaml:3`.
+        public let ref: String
+    }
 
     public init() {}
 
@@ -49,6 +62,14 @@ public struct AutomationConfig: Sendable {
                     var s = try resolveScene(v, path: path, state: state, catalog: catalog)
                     s.configRef = at(path)
                     out.scenes.append(s)
+                } catch where !error.missingDevices.isEmpty {
+                    // Only devices that are not there (yet): pending, not refused.
+                    let id = sceneID(v)
+                    out.pendingScenes.append(PendingScene(id: id, value: v, path: path, ref: at(path)))
+                    out.pendingNotes.append(
+                        "\(at(path)): \(path) (\(id)): pending: waits for " + error.missingDevices.map { "'\($0)'" }.joined(separator: ", ")
+                            + " (no plugin has reported \(error.missingDevices.count == 1 ? "it" : "them") yet); it loads once "
+                            + (error.missingDevices.count == 1 ? "it appears" : "they appear"))
                 } catch {
                     out.errors.append("\(at(error.path)): \(error.path): \(error.message)")
                 }
@@ -56,7 +77,7 @@ public struct AutomationConfig: Sendable {
         } else if let scenes, !scenes.isNull {
             out.errors.append("\(at("scenes")): scenes: expected a list")
         }
-        let sceneIDs = scenesKnown.union(out.scenes.map(\.id))
+        let sceneIDs = scenesKnown.union(out.scenes.map(\.id)).union(out.pendingScenes.map(\.id))
         var decoded: [(Int, Automation)] = []
         if let list = automations?.listValue {
             for (i, v) in list.enumerated() {
@@ -81,6 +102,9 @@ public struct AutomationConfig: Sendable {
         compiler.location = location
         compiler.checksLocation = checksLocation
         compiler.timeZone = timeZone
+        // Without the pending scenes: an automation that uses one waits with it.
+        var strict = compiler
+        strict.scenes = scenesKnown.union(out.scenes.map(\.id))
         for (i, a) in decoded {
             let path = "automations[\(i)]"
             let issues = compiler.validate(a)
@@ -90,10 +114,18 @@ public struct AutomationConfig: Sendable {
                 if issue.severity == .error { out.errors.append(line) } else { out.warnings.append(line) }
             }
             let errors = issues.filter { $0.severity == .error }
-            if errors.isEmpty {
+            let scenesWaited = out.pendingScenes.isEmpty || !errors.isEmpty ? [] : strict.validate(a).filter { $0.code == "unknownScene" }
+            if !scenesWaited.isEmpty {
+                out.pending.append(a)
+                out.automationRefs[a.id] = at(path)
+                let names = Set(out.pendingScenes.map(\.id)).filter { id in scenesWaited.contains { $0.message == "no scene '\(id)'" } }.sorted()
+                out.pendingNotes.append(
+                    "\(at(path)): \(path) (\(a.id)): pending: waits for scene " + names.map { "'\($0)'" }.joined(separator: ", ")
+                        + " (its devices are not reported yet); it loads once \(names.count == 1 ? "it does" : "they do")")
+            } else if errors.isEmpty {
                 out.automations.append(a)
                 out.automationRefs[a.id] = at(path)
-            } else if errors.allSatisfy({ $0.code == "unknownDevice" }) {
+            } else if errors.allSatisfy({ AutomationIssue.missingDeviceCodes.contains($0.code) }) {
                 // Only devices that are not there (yet): pending, not refused.
                 out.errors.removeLast(errors.count)
                 out.pending.append(a)
@@ -123,6 +155,13 @@ public struct AutomationConfig: Sendable {
     struct ConfigProblem: Error {
         let path: String
         let message: String
+        /// Set when the only problem is devices that are not there: their names.
+        var missingDevices: [String] = []
+    }
+
+    /// A scene entry's ID: `id`, or its name as a slug.
+    static func sceneID(_ v: Value) -> String {
+        v["id"]?.stringValue ?? (v["name"]?.stringValue ?? "").lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-")
     }
 
     /// A decoding error's key path (`.starters[0]`) and message.
@@ -137,7 +176,7 @@ public struct AutomationConfig: Sendable {
             throw ConfigProblem(path: "\(path).\(key)", message: "unknown key '\(key)'")
         }
         guard let name = o["name"]?.stringValue else { throw ConfigProblem(path: "\(path).name", message: "a scene needs a name") }
-        let id = o["id"]?.stringValue ?? name.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-")
+        let id = sceneID(v)
         let structures = state.structures.values.sorted { $0.id < $1.id }
         var structure = structures.first
         if let s = o["structure"]?.stringValue {
@@ -146,7 +185,12 @@ public struct AutomationConfig: Sendable {
                 throw ConfigProblem(path: "\(path).structure", message: "no structure '\(s)'" + hint(s, structures.map(\.name)))
             }
         }
-        guard let structure else { throw ConfigProblem(path: path, message: "there is no structure yet (commission a device first)") }
+        guard let structure else {
+            // A fresh home: no device has been commissioned yet, so the scene waits for its devices.
+            var names: [String] = []
+            for t in o["targets"]?.listValue ?? [] { if let d = t["device"]?.stringValue, !names.contains(d) { names.append(d) } }
+            throw ConfigProblem(path: path, message: "there is no structure yet (commission a device first)", missingDevices: names)
+        }
         var room: RoomID?
         if let r = o["room"]?.stringValue {
             let rooms = state.rooms.values.filter { $0.structureID == structure.id }
@@ -163,15 +207,12 @@ public struct AutomationConfig: Sendable {
         }
         guard let targets = o["targets"]?.listValue else { throw ConfigProblem(path: "\(path).targets", message: "a scene needs targets") }
         var resolved: [SceneTarget] = []
+        var missing: (path: String, message: String, names: [String])?
         for (i, t) in targets.enumerated() {
             let tp = "\(path).targets[\(i)]"
             guard let deviceName = t["device"]?.stringValue else { throw ConfigProblem(path: "\(tp).device", message: "missing device") }
-            let device = state.devices[DeviceID(rawValue: deviceName)]
+            let device = state.commissioned[DeviceID(rawValue: deviceName)]
                 ?? state.commissioned.values.first { NamingRules.normalised($0.name) == NamingRules.normalised(deviceName) }
-            guard let device else {
-                throw ConfigProblem(
-                    path: "\(tp).device", message: "no device '\(deviceName)'" + hint(deviceName, state.commissioned.keys.map(\.rawValue)))
-            }
             guard let traitName = t["trait"]?.stringValue, let trait = catalog.trait(named: traitName) else {
                 throw ConfigProblem(path: "\(tp).trait", message: "no trait '\(t["trait"]?.stringValue ?? "")'")
             }
@@ -181,6 +222,14 @@ public struct AutomationConfig: Sendable {
                 throw ConfigProblem(
                     path: "\(tp).attribute", message: "\(trait.name) has no attribute '\(t["attribute"]?.stringValue ?? "")'"
                         + hint(t["attribute"]?.stringValue ?? "", trait.attributes.map(\.name)))
+            }
+            guard let device else {
+                // Not (yet) in the home: the scene waits for it, unless something else is wrong.
+                if missing == nil {
+                    missing = ("\(tp).device", "no device '\(deviceName)'" + hint(deviceName, state.commissioned.keys.map(\.rawValue)), [])
+                }
+                if missing?.names.contains(deviceName) == false { missing?.names.append(deviceName) }
+                continue
             }
             var type = device.types.first { $0.traits[trait.id] != nil }
             if let typeName = t["type"]?.stringValue {
@@ -194,6 +243,7 @@ public struct AutomationConfig: Sendable {
             }
             resolved.append(SceneTarget(device: device.id, deviceType: type.id, trait: trait.id, attribute: attribute.id, value: value))
         }
+        if let missing { throw ConfigProblem(path: missing.path, message: missing.message, missingDevices: missing.names) }
         return Scene(
             id: id, name: name, structureID: structure.id, roomID: room, transitionMilliseconds: transition, targets: resolved,
             allowSensitive: o["allowSensitive"]?.boolValue ?? false, source: "config")

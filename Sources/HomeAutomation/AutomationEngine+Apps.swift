@@ -83,7 +83,7 @@ extension AutomationEngine {
             case .attribute(let key, let type, _, _): pair(key.device, type, key.trait, at: path)
             case .connectivity(let d, _): _ = device(d, at: path)
             case .scene: deny(path, "apps may not test scenes in automations")
-            case .time, .starter: break
+            case .time, .sun, .starter: break
             }
         }
         if let cond = c.conditions { checkCondition(cond, "conditions") }
@@ -91,7 +91,7 @@ extension AutomationEngine {
             for (i, a) in actions.enumerated() {
                 let p = "\(path)[\(i)]"
                 switch a {
-                case .command(let r): pair(r.device, r.deviceType, r.trait, at: p)
+                case .command(let r, _): pair(r.device, r.deviceType, r.trait, at: p)
                 case .write(let d, let type, let trait, _, _): pair(d, type, trait, at: p)
                 case .waitFor(let cond, _, _): checkCondition(cond, p)
                 case .if(let cond, let then, let otherwise):
@@ -109,6 +109,20 @@ extension AutomationEngine {
         checkActions(c.actions, "actions")
         if scope.canControl == false { deny("", "this app's grant does not let it control devices") }
         return issues
+    }
+
+    /// An app may simulate only within its grant as it is now: it must be allowed to automate,
+    /// and everything the automation uses must be inside the grant (`outOfScope` issues
+    /// otherwise). Which automations it may name is checked by the caller (its own only).
+    func mayAppSimulate(_ automation: Automation, as principal: Principal) throws(AutomationError) {
+        guard principal.role == .app else { return }
+        guard let scope = principal.scope, scope.canAutomate else {
+            throw AutomationError(.permissionDenied, "this app's grant does not let it automate (it has no automation types, or may not control)")
+        }
+        let denied = outOfScope(automation, scope: scope)
+        if !denied.isEmpty {
+            throw AutomationError(.permissionDenied, "automation '\(automation.id)' uses \(denied.count) thing(s) this app may not automate", issues: denied)
+        }
     }
 
     /// For a run of `record`: the scope to act with (nil for the home's automations), or why it

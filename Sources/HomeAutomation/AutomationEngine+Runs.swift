@@ -220,7 +220,7 @@ extension AutomationEngine {
         var out = Set<DeviceID>()
         for a in actions {
             switch a {
-            case .command(let r): out.insert(r.device)
+            case .command(let r, _): out.insert(r.device)
             case .write(let d, _, _, _, _): out.insert(d)
             case .if(_, let then, let otherwise): out.formUnion(devices(in: then + otherwise))
             case .parallel(let list): out.formUnion(devices(in: list))
@@ -300,6 +300,10 @@ extension AutomationEngine {
                 days: t.days.map { Set($0.compactMap(LocalTime.weekday)) }, zone: timeZone)
             results.append(.init(path: path, holds: ok, saw: "local time \(Self.stamp(now, timeZone))"))
             return ok
+        case .sun(let after, let before, let isUp):
+            let (ok, saw) = sunHolds(after: after, before: before, isUp: isUp)
+            results.append(.init(path: path, holds: ok, saw: saw))
+            return ok
         case .starter(let id):
             let ok = starter == id
             results.append(.init(path: path, holds: ok, saw: "starter \(starter ?? "none") fired"))
@@ -314,6 +318,37 @@ extension AutomationEngine {
             return now == s
         }
     }
+
+    /// Whether a sun condition holds now, and what it saw (the elevation, or the day's instants).
+    func sunHolds(after: SunInstant?, before: SunInstant?, isUp: Bool?) -> (Bool, String) {
+        let now = clock.now()
+        guard let location else { return (false, "no location: the sun is unknown (set location: in hearth.yaml)") }
+        if let isUp {
+            let elevation = SolarCalculator.elevation(at: now, location)
+            // Sunrise and sunset: the upper limb on the horizon with refraction (centre −0.833°).
+            let up = elevation > -0.833
+            return (up == isUp, "sun elevation \(String(format: "%.1f", elevation))° at \(Self.stamp(now, timeZone)): \(up ? "up" : "down")")
+        }
+        var seen: [String] = []
+        func instant(_ i: SunInstant) -> Date? {
+            let t = SolarCalculator.time(of: i.event, onDayOf: now, in: timeZone, location)?.addingTimeInterval(i.offset.timeInterval)
+            seen.append("\(i) " + (t.map { Self.clockTime($0, timeZone) } ?? "does not happen today"))
+            return t
+        }
+        let start = after.map { instant($0) }, end = before.map { instant($0) }
+        let ok: Bool
+        switch (start, end) {
+        case (.some(nil), _), (_, .some(nil)): ok = false  // polar day or night: no such event today
+        case (.some(let a?), .some(let b?)): ok = a <= b ? (now >= a && now < b) : (now >= a || now < b)
+        case (.some(let a?), nil): ok = now >= a
+        case (nil, .some(let b?)): ok = now < b
+        case (nil, nil): ok = false
+        }
+        return (ok, "local time \(Self.clockTime(now, timeZone)); " + seen.joined(separator: ", "))
+    }
+
+    /// `20:15:00 CET`.
+    static func clockTime(_ date: Date, _ zone: TimeZone) -> String { format(date, zone, "HH:mm:ss zzz") }
 
     // MARK: - Actions
 
@@ -369,7 +404,7 @@ extension AutomationEngine {
     func perform(_ action: CompiledAction, at here: [Int], path: String, _ context: RunContext) async -> Flow {
         let home = core.home(for: context.principal)
         switch action {
-        case .command(let r):
+        case .command(let r, let options):
             let detail = describe(r)
             if context.dryRun {
                 step(context, path: path, kind: "command", detail: detail, result: "wouldSend")
@@ -384,7 +419,7 @@ extension AutomationEngine {
             var failure: any Error
             while true {
                 do {
-                    _ = try await home.invoke(r)
+                    _ = try await invoke(home, r, timeout: options.timeout)
                     step(context, path: path, kind: "command", detail: detail, result: "ok", ms: Self.ms(since: started))
                     return .next
                 } catch let e as HomeError where e.code == .deviceOffline && patience.map({ clock.now() < $0 }) == true && !Task.isCancelled {
@@ -397,8 +432,9 @@ extension AutomationEngine {
             }
             if failure is CancellationError { return .cancelled }
             let e = (failure as? HomeError) ?? HomeError(.internal, "\(failure)")
-            step(context, path: path, kind: "command", detail: detail, result: e.code.rawValue, message: e.message, ms: Self.ms(since: started))
-            return .stop("\(path) failed: \(e.message)", error: true)
+            let going = options.continueOnError ? " (continueOnError: the run goes on)" : ""
+            step(context, path: path, kind: "command", detail: detail, result: e.code.rawValue, message: e.message + going, ms: Self.ms(since: started))
+            return options.continueOnError ? .next : .stop("\(path) failed: \(e.message)", error: true)
         case .write(let d, let type, let trait, let attribute, let value):
             let t = core.catalog.trait(trait)
             let detail = "\(d) \(t?.swiftName ?? trait.hex).\(t?.attribute(attribute)?.name ?? attribute.hex) = \(value)"
@@ -563,6 +599,31 @@ extension AutomationEngine {
         }
     }
 
+    /// `home.invoke`, bounded by a step's own `timeout` on the engine's clock (nil: the core's).
+    func invoke(_ home: Home, _ request: CommandRequest, timeout: Span?) async throws -> Value {
+        guard let timeout else { return try await home.invoke(request) }
+        enum Ending: Sendable {
+            case answered(Value)
+            case timedOut
+        }
+        let clock = self.clock
+        let due = clock.now().addingTimeInterval(timeout.timeInterval)
+        let ending = try await withThrowingTaskGroup(of: Ending.self) { group in
+            group.addTask { .answered(try await home.invoke(request)) }
+            group.addTask {
+                try await clock.sleep(until: due)
+                return .timedOut
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
+        switch ending {
+        case .answered(let value): return value
+        case .timedOut: throw HomeError(.timeout, "no answer within the step's timeout of \(timeout)")
+        }
+    }
+
     func firstCommand(_ context: RunContext) {
         guard let at = context.acceptedAt else { return }
         let elapsed = ContinuousClock.now - at
@@ -620,11 +681,11 @@ extension AutomationEngine {
     /// waits as `wouldWait`. `starter` names the cause (a starter id).
     public func simulate(_ automation: Automation, starter: String?, as principal: Principal) async throws(AutomationError) -> RunTrace {
         do { try core.checkSessionPublic(principal) } catch { throw AutomationError(error) }
-        guard principal.role != .app else { throw AutomationError(.permissionDenied, "apps cannot simulate home automations") }
         let (compiled, issues) = compiler().compile(automation)
         guard let c = compiled else {
             throw AutomationError(.invalidArgument, "automation '\(automation.id)' does not validate", issues: issues)
         }
+        try mayAppSimulate(automation, as: principal)
         let cause = RunTrace.Cause(starter: starter, description: "simulated" + (starter.map { ": starter \($0)" } ?? ""))
         var trace = RunTrace(id: "sim-" + newRunID(), automation: automation.id, started: clock.now(), cause: cause, outcome: .simulated)
         if let cond = c.conditions {

@@ -20,6 +20,7 @@ extension AutomationEngine {
                         reason: "the engine fell behind the core"))
             }
         }
+        var reshaped = Set<DeviceID>()
         for change in changes where change.version > seededVersion {
             for item in change.items {
                 switch item {
@@ -29,10 +30,13 @@ extension AutomationEngine {
                     eventHappened(e, change)
                 case .device(let id, let connectivity):
                     connectivityChanged(id, connectivity, change)
+                    reshaped.insert(id)
                 }
             }
         }
-        if !pendingConfig.isEmpty, changes.contains(where: { $0.items.contains { if case .device(_, .some) = $0 { true } else { false } } }) {
+        // Devices that left or came back: automations that use them go inert or run again.
+        if !reshaped.isEmpty { revalidate(reshaped) }
+        if !pendingConfig.isEmpty || !pendingScenes.isEmpty, changes.contains(where: { $0.items.contains { if case .device(_, .some) = $0 { true } else { false } } }) {
             retryPending()
         }
         if let last = changes.last { processedVersion = max(processedVersion, last.version) }
@@ -259,11 +263,13 @@ extension AutomationEngine {
         planSchedule(id, s, after: max(due, clock.now()).addingTimeInterval(1))
     }
 
-    static func stamp(_ date: Date, _ zone: TimeZone) -> String {
+    static func stamp(_ date: Date, _ zone: TimeZone) -> String { format(date, zone, "yyyy-MM-dd HH:mm:ss zzz") }
+
+    static func format(_ date: Date, _ zone: TimeZone, _ pattern: String) -> String {
         let f = DateFormatter()
         f.timeZone = zone
         f.locale = Locale(identifier: "en_US_POSIX")
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss zzz"
+        f.dateFormat = pattern
         return f.string(from: date)
     }
 

@@ -100,10 +100,15 @@ public actor AutomationEngine {
     /// Config automations waiting for devices no plugin has reported yet, by ID, with where
     /// they are defined (``loadConfigured(_:refs:pending:)``).
     var pendingConfig: [String: (automation: Automation, ref: String?)] = [:]
+    /// Config scenes waiting for their devices, by ID (loaded into ``scenes`` when they appear).
+    var pendingScenes: [String: AutomationConfig.PendingScene] = [:]
     /// An app grant's current scope by grant ID (``setGrantLookup(_:)``).
     var grantLookup: (@Sendable (String) -> GrantScope?)?
     /// What ``reload(as:)`` runs (set by hearthd).
     var configReloader: (@Sendable () async -> ConfigReload.Outcome)?
+    /// Every device each compiled automation uses (starters, conditions, actions), for
+    /// ``revalidate(_:)`` when the layout changes.
+    var usedDevices: [String: Set<DeviceID>] = [:]
     /// Live trace subscribers (``liveRuns(of:as:)``).
     var runSubscribers: [UUID: RunSubscriber] = [:]
 
@@ -274,17 +279,18 @@ public actor AutomationEngine {
 
     /// Puts a record in place: compiles it (an automation that no longer compiles stays listed,
     /// inert, with its issues), indexes its starters, seeds their state, plans its schedules.
-    func install(_ record: AutomationRecord) {
+    func install(_ record: AutomationRecord, quiet: Bool = false) {
         var record = record
         uninstall(record.automation.id)
         let (c, issues) = compiler().compile(record.automation)
         record.issues = issues
         records[record.automation.id] = record
         guard let c else {
-            logger.warning("automation \(record.automation.id) is inert: \(issues.first?.description ?? "")")
+            if !quiet { logger.warning("automation \(record.automation.id) is inert: \(issues.first?.description ?? "")") }
             return
         }
         compiled[record.automation.id] = c
+        usedDevices[record.automation.id] = Self.devices(of: c)
         let state = core.state
         var states: [Int: StarterState] = [:]
         var keys = IndexedKeys()
@@ -315,6 +321,7 @@ public actor AutomationEngine {
 
     func uninstall(_ id: String) {
         compiled[id] = nil
+        usedDevices[id] = nil
         if let keys = indexedKeys.removeValue(forKey: id) {
             for k in keys.attributes {
                 attributeIndex[k]?.removeAll { $0.0 == id }
@@ -452,10 +459,17 @@ public actor AutomationEngine {
     /// that name devices no plugin has reported yet ([AutomationConfig.pending]): each is
     /// loaded as soon as a device change makes it compile (``retryPending()``), and refused
     /// (logged) if it then has other errors; a reload replaces the pending set.
+    ///
+    /// `pendingScenes` are config scenes waiting the same way (``AutomationConfig/pendingScenes``);
+    /// an automation that recalls or tests one of them waits with it.
     @discardableResult
-    public func loadConfigured(_ list: [Automation], refs: [String: String] = [:], pending: [Automation] = []) -> [String: [AutomationIssue]] {
+    public func loadConfigured(
+        _ list: [Automation], refs: [String: String] = [:], pending: [Automation] = [], pendingScenes: [AutomationConfig.PendingScene] = []
+    ) -> [String: [AutomationIssue]] {
         var problems: [String: [AutomationIssue]] = [:]
         pendingConfig = [:]
+        self.pendingScenes = [:]
+        for s in pendingScenes { self.pendingScenes[s.id] = s }
         for a in pending { pendingConfig[a.id] = (a, refs[a.id]) }
         let keep = Set(list.map(\.id))
         for (id, r) in records where r.source == "config" && !keep.contains(id) {
@@ -465,7 +479,12 @@ public actor AutomationEngine {
         }
         for a in list {
             let issues = validate(a)
-            if issues.contains(where: { $0.severity == .error }) {
+            let errors = issues.filter { $0.severity == .error }
+            if !errors.isEmpty, waitsOnly(errors) {
+                pendingConfig[a.id] = (a, refs[a.id])
+                continue
+            }
+            if !errors.isEmpty {
                 problems[a.id] = issues
                 continue
             }
@@ -490,10 +509,40 @@ public actor AutomationEngine {
     /// The config automations still waiting for their devices: ID → where they are defined.
     public var pendingConfigured: [String: String] { pendingConfig.mapValues { $0.ref ?? "hearth.yaml" } }
 
+    /// The config scenes still waiting for their devices: ID → where they are defined.
+    public var pendingConfiguredScenes: [String: String] { pendingScenes.mapValues(\.ref) }
+
+    /// Whether these errors only say that devices (or pending scenes) are not there yet.
+    func waitsOnly(_ errors: [AutomationIssue]) -> Bool {
+        errors.allSatisfy { e in
+            AutomationIssue.missingDeviceCodes.contains(e.code)
+                || (e.code == "unknownScene" && pendingScenes.keys.contains { e.message == "no scene '\($0)'" })
+        }
+    }
+
     /// Tries each pending config automation again (a device appeared or changed): one that now
     /// compiles is loaded; one still missing only devices waits; one with other errors is
     /// refused for good (logged with where it is defined).
     func retryPending() {
+        // Scenes first: a pending automation may recall one.
+        for (id, entry) in pendingScenes.sorted(by: { $0.key < $1.key }) {
+            do throws(AutomationConfig.ConfigProblem) {
+                var scene = try AutomationConfig.resolveScene(entry.value, path: entry.path, state: core.state, catalog: core.catalog)
+                scene.configRef = entry.ref
+                pendingScenes[id] = nil
+                do throws(HomeError) {
+                    try scenes?.addConfigured(scene)
+                    logger.notice("\(entry.ref): scenes: \(id): its devices appeared; loaded")
+                } catch {
+                    logger.error("\(entry.ref): scenes: \(id): its devices appeared but it is refused (not loaded): \(error.message)")
+                }
+            } catch where error.missingDevices.isEmpty {
+                pendingScenes[id] = nil
+                logger.error("\(entry.ref): scenes: \(id): its devices appeared but it does not resolve (not loaded): \(error.path): \(error.message)")
+            } catch {
+                continue  // still waiting
+            }
+        }
         guard !pendingConfig.isEmpty else { return }
         for (id, entry) in pendingConfig.sorted(by: { $0.key < $1.key }) {
             let issues = validate(entry.automation)
@@ -502,7 +551,7 @@ public actor AutomationEngine {
                 pendingConfig[id] = nil
                 installConfigured(entry.automation, ref: entry.ref, issues: issues)
                 logger.notice("\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared; loaded")
-            } else if !errors.allSatisfy({ $0.code == "unknownDevice" }) {
+            } else if !waitsOnly(errors) {
                 pendingConfig[id] = nil
                 let why = errors.map(\.description).joined(separator: "; ")
                 logger.error("\(entry.ref ?? "hearth.yaml"): automations: \(id): its devices appeared but it does not compile (not loaded): \(why)")

@@ -24,6 +24,10 @@ public struct AutomationIssue: Hashable, Sendable, Codable, CustomStringConverti
     public var description: String {
         "\(path): \(message)" + (suggestion.map { " (did you mean \($0)?)" } ?? "")
     }
+
+    /// The codes that say a device is not in the home (now): a config entry with only these
+    /// waits for it; a loaded automation with them is inert until it comes back.
+    public static let missingDeviceCodes: Set<String> = ["unknownDevice", "notCommissioned", "deviceRemoved"]
 }
 
 /// A device's attribute, resolved to IDs.
@@ -72,13 +76,21 @@ indirect enum CompiledCondition: Sendable {
     case not(CompiledCondition)
     case attribute(AttributeKey, type: DeviceTypeID?, AttributeCondition, path: String)
     case time(TimeCondition, path: String)
+    /// `isUp`, or a window between two sun instants (either may be open).
+    case sun(after: SunInstant?, before: SunInstant?, isUp: Bool?)
     case starter(String)
     case scene(String)
     case connectivity(DeviceID, ConnectivityState)
 }
 
+/// A command step's own `timeout` and `continueOnError`.
+struct StepOptions: Sendable, Hashable {
+    var timeout: Span?
+    var continueOnError = false
+}
+
 indirect enum CompiledAction: Sendable {
-    case command(CommandRequest)
+    case command(CommandRequest, StepOptions)
     case write(device: DeviceID, deviceType: DeviceTypeID, trait: TraitID, attribute: AttributeID, value: Value)
     case scene(String)
     case delay(Span)

@@ -59,13 +59,18 @@ public enum ConfigReload {
             return Outcome(applied: false, errors: errors, warnings: config.warnings, scenes: 0, automations: 0)
         }
         book?.loadConfigured(config.scenes)
-        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs, pending: config.pending)
+        let problems = await engine.loadConfigured(
+            config.automations, refs: config.automationRefs, pending: config.pending, pendingScenes: config.pendingScenes)
         let late = problems.filter { $0.value.contains { $0.severity == .error } }.keys.sorted()
         let waiting = await engine.pendingConfigured
+        let waitingScenes = await engine.pendingConfiguredScenes
         var outcome = Outcome(
-            applied: true, errors: late.map { "\(config.automationRefs[$0] ?? file): automations: \($0): " + (problems[$0] ?? []).filter { $0.severity == .error }.map(\.message).joined(separator: "; ") + " (not loaded)" }, warnings: config.warnings, scenes: config.scenes.count,
-            automations: config.automations.count - late.count + (config.pending.count - waiting.count))
-        outcome.pending = config.pendingNotes.filter { note in waiting.keys.contains { note.contains("(\($0)): pending") } }
+            applied: true, errors: late.map { "\(config.automationRefs[$0] ?? file): automations: \($0): " + (problems[$0] ?? []).filter { $0.severity == .error }.map(\.message).joined(separator: "; ") + " (not loaded)" }, warnings: config.warnings,
+            scenes: config.scenes.count + (config.pendingScenes.count - waitingScenes.count),
+            automations: config.automations.count + config.pending.count - late.count - waiting.count)
+        outcome.pending = config.pendingNotes.filter { note in
+            waiting.keys.contains { note.contains("(\($0)): pending") } || waitingScenes.keys.contains { note.contains("(\($0)): pending") }
+        }
         return outcome
     }
 }

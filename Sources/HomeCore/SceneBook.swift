@@ -129,17 +129,9 @@ public final class SceneBook: Sendable {
     public func loadConfigured(_ configured: [Scene]) -> [(scene: String, error: HomeError)] {
         var problems: [(String, HomeError)] = []
         var accepted: [Scene] = []
-        for var s in configured {
-            s.source = "config"
+        for s in configured {
             do throws(HomeError) {
-                try check(s)
-                if let existing = scenes.withLock({ $0[s.id] }), existing.source != "config" {
-                    throw .conflict("scene id '\(s.id)' is already used by a scene made through the API")
-                }
-                let previous = scenes.withLock { $0[s.id] }
-                s.revision = previous?.revision ?? 1
-                if let previous, previous.withRevision(s.revision) != s { s.revision += 1 }
-                accepted.append(s)
+                accepted.append(try prepareConfigured(s))
             } catch {
                 problems.append((s.id, error))
             }
@@ -152,6 +144,28 @@ public final class SceneBook: Sendable {
             for s in accepted { all[s.id] = s }
         }
         return problems
+    }
+
+    /// Adds one config-owned scene — one that waited for its devices — leaving the others as
+    /// they are (``loadConfigured(_:)`` replaces them all).
+    public func addConfigured(_ scene: Scene) throws(HomeError) {
+        let s = try prepareConfigured(scene)
+        try store?.saveScene(s)
+        scenes.withLock { $0[s.id] = s }
+    }
+
+    /// A config scene checked, with its revision: kept when unchanged, one up when it changed.
+    func prepareConfigured(_ scene: Scene) throws(HomeError) -> Scene {
+        var s = scene
+        s.source = "config"
+        try check(s)
+        let previous = scenes.withLock { $0[s.id] }
+        if let previous, previous.source != "config" {
+            throw .conflict("scene id '\(s.id)' is already used by a scene made through the API")
+        }
+        s.revision = previous?.revision ?? 1
+        if let previous, previous.withRevision(s.revision) != s { s.revision += 1 }
+        return s
     }
 
     /// Checks a scene against the home: a valid name, a known structure (and room in it), and
@@ -250,14 +264,15 @@ public final class SceneBook: Sendable {
 
     /// Targets holding the devices' current values of every scene-able attribute they have
     /// (Matter StoreScene), for a new scene or to overwrite one.
-    public func capture(devices: [DeviceID], as principal: Principal) throws(HomeError) -> [SceneTarget] {
+    /// `includeSensitive` adds locks' state (for a scene an admin marked `allowSensitive`).
+    public func capture(devices: [DeviceID], includeSensitive: Bool = false, as principal: Principal) throws(HomeError) -> [SceneTarget] {
         try requireAdmin(principal, "capture scenes")
         let state = core.state
         var targets: [SceneTarget] = []
         for id in devices {
             guard let d = state.devices[id] else { throw .notFound("no device \(id)") }
             for type in d.types {
-                for entry in SceneableAttributes.all where !entry.sensitive {
+                for entry in SceneableAttributes.all where includeSensitive || !entry.sensitive {
                     if let v = type.traits[entry.trait]?.attributes[entry.attribute], !v.isNull {
                         targets.append(SceneTarget(device: id, deviceType: type.id, trait: entry.trait, attribute: entry.attribute, value: v))
                     }
@@ -265,6 +280,38 @@ public final class SceneBook: Sendable {
             }
         }
         return targets
+    }
+
+    /// `targets` with each value replaced by the device's current one (``capture(devices:includeSensitive:as:)``):
+    /// the same devices, types, traits and attributes. All or nothing: a target whose device
+    /// has not reported that attribute yet is `invalidArgument`, naming it.
+    public func captured(_ targets: [SceneTarget], allowSensitive: Bool, as principal: Principal) throws(HomeError) -> [SceneTarget] {
+        var devices: [DeviceID] = []
+        for t in targets where !devices.contains(t.device) { devices.append(t.device) }
+        let now = try capture(devices: devices, includeSensitive: allowSensitive, as: principal)
+        var out: [SceneTarget] = []
+        for (i, t) in targets.enumerated() {
+            guard let v = now.first(where: { $0.device == t.device && $0.deviceType == t.deviceType && $0.trait == t.trait && $0.attribute == t.attribute })
+            else {
+                let trait = core.catalog.trait(t.trait)
+                throw .invalidArgument(
+                    "targets[\(i)]: \(t.device) has no current \(trait?.name ?? t.trait.hex).\(trait?.attribute(t.attribute)?.name ?? t.attribute.hex) to capture; nothing was captured")
+            }
+            out.append(SceneTarget(device: t.device, deviceType: t.deviceType, trait: t.trait, attribute: t.attribute, value: v.value))
+        }
+        return out
+    }
+
+    /// Stores the devices' current values in the scene's targets (admins; Matter StoreScene):
+    /// the revision goes up; `revision`, when given, must be the stored one (`conflict`).
+    @discardableResult
+    public func capture(_ id: String, ifRevision revision: Int? = nil, as principal: Principal) throws(HomeError) -> Scene {
+        try requireAdmin(principal, "capture scenes")
+        guard let old = scenes.withLock({ $0[id] }) else { throw .notFound("no scene '\(id)'") }
+        try requireWritable(old, principal)
+        var s = old
+        s.targets = try captured(old.targets, allowSensitive: old.allowSensitive, as: principal)
+        return try update(s, ifRevision: revision ?? old.revision, as: principal)
     }
 }
 

@@ -33,8 +33,8 @@ func cell(_ v: Value?) -> String {
 
 struct ScenesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "scenes", abstract: "List, show, recall, create and delete scenes (members recall; admins edit).",
-        subcommands: [List.self, Show.self, Recall.self, Apply.self, Delete.self], defaultSubcommand: List.self)
+        commandName: "scenes", abstract: "List, show, recall, capture, create and delete scenes (members recall; admins edit).",
+        subcommands: [List.self, Show.self, Recall.self, Capture.self, Apply.self, Delete.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every scene you can see, and whether it is active now.")
@@ -69,6 +69,20 @@ struct ScenesCommand: AsyncParsableCommand {
             let rows = (r["steps"]?.listValue ?? []).map { [cell($0["device"]), cell($0["result"]), cell($0["message"])] }
             try options.output(r, table(["DEVICE", "RESULT", "MESSAGE"], rows))
             if (r["failed"]?.intValue ?? 0) > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct Capture: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Store the devices' current values in a scene's targets (admins).",
+            discussion: "The same devices and attributes; each value becomes what the device reports now. The revision goes up.")
+        @OptionGroup var options: ClientOptions
+        @Argument var id: String
+        func run() async throws {
+            let s = try await options.call("POST", "scenes/\(id)/capture")
+            let targets = (s["targets"]?.listValue ?? []).map { [cell($0["device"]), cell($0["trait"]), cell($0["attribute"]), cell($0["value"])] }
+            try options.output(
+                s, "captured scene \(id) (revision \(cell(s["revision"])))\n" + table(["DEVICE", "TRAIT", "ATTRIBUTE", "VALUE"], targets))
         }
     }
 

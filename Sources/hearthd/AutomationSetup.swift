@@ -41,7 +41,8 @@ enum AutomationSetup {
         let engine = AutomationEngine(
             core: core, scenes: scenes, store: store, timeZone: zone, logger: Logger(label: "hearth.automations"), location: location,
             outbound: StandardOutbound(publisher: publisher))
-        let problems = await engine.loadConfigured(config.automations, refs: config.automationRefs, pending: config.pending)
+        let problems = await engine.loadConfigured(
+            config.automations, refs: config.automationRefs, pending: config.pending, pendingScenes: config.pendingScenes)
         for (id, issues) in problems where issues.contains(where: { $0.severity == .error }) {
             errors.append("\(config.automationRefs[id] ?? file): automations: \(id): " + issues.map(\.description).joined(separator: "; "))
         }
@@ -51,7 +52,10 @@ enum AutomationSetup {
         for e in errors { logger.error("\(e) (not loaded)") }
         for w in config.warnings { logger.warning("\(w)") }
         let waiting = await engine.pendingConfigured
-        let pending = config.pendingNotes.filter { note in waiting.keys.contains { note.contains("(\($0)): pending") } }
+        let waitingScenes = await engine.pendingConfiguredScenes
+        let pending = config.pendingNotes.filter { note in
+            waiting.keys.contains { note.contains("(\($0)): pending") } || waitingScenes.keys.contains { note.contains("(\($0)): pending") }
+        }
         for p in pending { logger.warning("\(p)") }
         return Made(scenes: scenes, engine: engine, errors: errors, warnings: config.warnings, pending: pending)
     }

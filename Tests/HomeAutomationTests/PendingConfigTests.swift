@@ -4,6 +4,7 @@ import HearthConfiguration
 import HomeAutomation
 import HomeCore
 import HomeModel
+import HomeStorage
 import Testing
 
 /// Config automations that name devices no plugin has reported yet (a fresh database's first
@@ -94,5 +95,91 @@ import Testing
             scenes: nil, automations: none.home.automations, file: "etc/hearth.yaml", lines: none.home.lines, book: nil, engine: engine)
         #expect(second.pending.isEmpty)
         #expect(await engine.pendingConfigured.isEmpty)
+    }
+
+    static let scenesYAML = """
+        scenes:
+          - id: late-scene
+            name: Late scene
+            targets:
+              - { device: late:relay, trait: OnOff, attribute: OnOff, value: true }
+          - id: now-scene
+            name: Now scene
+            targets:
+              - { device: p:lamp, trait: OnOff, attribute: OnOff, value: true }
+        automations:
+          - id: recall-late
+            name: Recall late
+            starters: [ { manual: {} } ]
+            actions:
+              - scene: late-scene
+        """
+
+    /// Config scenes wait like automations: a scene naming a device not reported yet is pending
+    /// (and an automation recalling it waits with it); both load when the device appears, the
+    /// scene into the real SQLite file.
+    @Test func pendingScenes_waitForTheirDevices_andLoadWhenTheyAppear() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pending-scenes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = try HearthDatabase(path: dir.appendingPathComponent("hearth.sqlite").path, extraMigrations: AutomationStateStore.registerMigrations(in:))
+        let config = try HearthConfig.parse(Self.scenesYAML, file: "etc/hearth.yaml")
+        let h = TestHome()
+        let book = try SceneBook(core: h.core, store: db.automationStore())
+        let read = AutomationConfig.read(
+            scenes: config.home.scenes, automations: config.home.automations, file: "etc/hearth.yaml", lines: config.home.lines,
+            state: h.core.state, catalog: h.core.catalog)
+        #expect(read.errors.isEmpty, "a device not reported yet is not an error: \(read.errors)")
+        #expect(read.scenes.map(\.id) == ["now-scene"])
+        #expect(read.pendingScenes.map(\.id) == ["late-scene"])
+        #expect(read.pending.map(\.id) == ["recall-late"], "it recalls a pending scene")
+        #expect(read.pendingNotes.contains(
+            "etc/hearth.yaml:2: scenes[0] (late-scene): pending: waits for 'late:relay' (no plugin has reported it yet); it loads once it appears"),
+            "\(read.pendingNotes)")
+        #expect(read.pendingNotes.contains { $0.contains("(recall-late): pending: waits for scene 'late-scene'") }, "\(read.pendingNotes)")
+
+        book.loadConfigured(read.scenes)
+        let engine = AutomationEngine(core: h.core, scenes: book, clock: TestAutomationClock())
+        let problems = await engine.loadConfigured(read.automations, refs: read.automationRefs, pending: read.pending, pendingScenes: read.pendingScenes)
+        #expect(problems.isEmpty)
+        #expect(await engine.pendingConfiguredScenes == ["late-scene": "etc/hearth.yaml:2"])
+        #expect(await engine.pendingConfigured.keys.sorted() == ["recall-late"])
+        #expect((try? book.scene("late-scene", as: admin)) == nil)
+        let task = Task { await engine.run() }
+        defer { task.cancel() }
+        await engine.start()
+
+        // The late plugin reports the relay: the scene loads, then the automation that recalls it.
+        let late = h.core.context(for: "late")
+        let relay = FakeHardware(context: late)
+        h.core.setCommandHandler(relay, for: "late")
+        late.publish(Devices.lamp("relay", name: "Late Relay"))
+        await engine.waitForVersion(h.core.state.version)
+        #expect(await engine.pendingConfiguredScenes.isEmpty)
+        #expect(await engine.pendingConfigured.isEmpty)
+        let scene = try book.scene("late-scene", as: admin)
+        #expect(scene.source == "config")
+        #expect(scene.configRef == "etc/hearth.yaml:2")
+        #expect(try db.automationStore().loadScenes().map(\.id).sorted() == ["late-scene", "now-scene"], "kept in the file")
+        try await engine.runNow("recall-late", as: admin)
+        await engine.waitForTraces { $0["recall-late"]?.last?.outcome == .completed }
+        #expect(relay.commands.map(\.command) == [OnOffTrait.Command.on])
+    }
+
+    @Test func aReload_saysWhichScenesArePending() async throws {
+        let config = try HearthConfig.parse(Self.scenesYAML, file: "etc/hearth.yaml")
+        let h = TestHome()
+        let book = try SceneBook(core: h.core)
+        let engine = AutomationEngine(core: h.core, scenes: book, clock: TestAutomationClock())
+        let outcome = await ConfigReload.apply(
+            scenes: config.home.scenes, automations: config.home.automations, file: "etc/hearth.yaml", lines: config.home.lines, book: book,
+            engine: engine)
+        #expect(outcome.applied, "\(outcome)")
+        #expect(outcome.scenes == 1)
+        #expect(outcome.automations == 0)
+        #expect(outcome.pending.count == 2, "\(outcome.pending)")
+        #expect(outcome.pending.first?.contains("scenes[0] (late-scene): pending: waits for 'late:relay'") == true, "\(outcome.pending)")
+        #expect(outcome.report.pending.first?.line == 2)
+        #expect(outcome.description.contains("2 pending"))
     }
 }

@@ -33,7 +33,9 @@ struct AutomationRoutes {
         routes.post("scenes") { request, context in
             let (book, principal) = try server.sceneBook(context)
             let body: SceneBody = try await Self.decode(request, limit: limit)
-            let s = try book.create(try body.scene(server.core), as: principal)
+            var scene = try body.scene(server.core)
+            if body.capture == true { scene.targets = try book.captured(scene.targets, allowSensitive: scene.allowSensitive, as: principal) }
+            let s = try book.create(scene, as: principal)
             return APIResponse.json(SceneBody(s, active: book.isActive(s.id)), status: .created)
         }
         routes.put("scenes/:id") { request, context in
@@ -47,6 +49,11 @@ struct AutomationRoutes {
             let (book, principal) = try server.sceneBook(context)
             try book.delete(try context.parameter("id"), ifRevision: Self.revision(request), as: principal)
             return Response(status: .noContent)
+        }
+        routes.post("scenes/:id/capture") { request, context in
+            let (book, principal) = try server.sceneBook(context)
+            let s = try book.capture(try context.parameter("id"), ifRevision: Self.revision(request), as: principal)
+            return APIResponse.json(SceneBody(s, active: book.isActive(s.id)))
         }
         routes.post("scenes/:id/recall") { _, context in
             let (book, principal) = try server.sceneBook(context)
@@ -229,42 +236,23 @@ extension WireAutomation {
     }
 }
 
-/// A scene on the wire: IDs as the API writes them elsewhere (`test:lamp`, `0x0006`), names
-/// accepted for types, traits and attributes.
-struct SceneBody: Codable {
-    struct Target: Codable {
-        var device: String
-        var type: String?
-        var trait: String
-        var attribute: String
-        var value: Value
-    }
-    var id: String
-    var name: String
-    var structure: String?
-    var room: String?
-    var transitionMilliseconds: Int?
-    var allowSensitive: Bool?
-    var targets: [Target]
-    var revision: Int?
-    var source: String?
-    var configRef: String?
-    var isActive: Bool?
+/// A scene on the wire (HearthAPI's ``WireScene``), read into and from the scene book's ``Scene``.
+typealias SceneBody = WireScene
 
+extension WireScene {
     init(_ s: Scene, active: Bool) {
-        id = s.id
-        name = s.name
-        structure = s.structureID.rawValue
-        room = s.roomID?.rawValue
-        transitionMilliseconds = s.transitionMilliseconds
-        allowSensitive = s.allowSensitive
-        targets = s.targets.map { Target(device: $0.device.rawValue, type: $0.deviceType.hex, trait: $0.trait.hex, attribute: $0.attribute.hex, value: $0.value) }
+        self.init(
+            id: s.id, name: s.name, structure: s.structureID.rawValue, room: s.roomID?.rawValue, transitionMilliseconds: s.transitionMilliseconds,
+            allowSensitive: s.allowSensitive,
+            targets: s.targets.map { Target(device: $0.device.rawValue, type: $0.deviceType.hex, trait: $0.trait.hex, attribute: $0.attribute.hex, value: $0.value) })
         revision = s.revision
         source = s.source
         configRef = s.configRef
         isActive = active
     }
 
+    /// The scene the body names, resolved against the home; a target without a value is refused
+    /// unless `capture` is true (``SceneBook/captured(_:allowSensitive:as:)`` then fills it).
     func scene(_ core: HomeCore) throws(HomeError) -> Scene {
         let state = core.state
         guard let structureID = structure.map({ StructureID(rawValue: $0) }) ?? state.structures.keys.sorted().first else {
@@ -286,7 +274,15 @@ struct SceneBody: Codable {
                 }
                 type = d.id
             }
-            resolved.append(SceneTarget(device: device, deviceType: type, trait: trait.id, attribute: attribute.id, value: t.value))
+            let value: Value
+            if let given = t.value {
+                value = given
+            } else if capture == true {
+                value = .null  // filled from the device's state
+            } else {
+                throw .invalidArgument("targets[\(i)].value: missing (or send capture: true to store the device's current value)")
+            }
+            resolved.append(SceneTarget(device: device, deviceType: type, trait: trait.id, attribute: attribute.id, value: value))
         }
         return Scene(
             id: id, name: name, structureID: structureID, roomID: room.map { RoomID(rawValue: $0) },
