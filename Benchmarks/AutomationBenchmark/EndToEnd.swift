@@ -88,7 +88,11 @@ struct Broker {
 /// When something arrived, for a waiter that polls (a benchmark's receiver, not a test's).
 final class Arrival: Sendable {
     let at = Atomic<UInt64>(0)
-    func mark() { at.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing) }
+    let count = Atomic<Int>(0)
+    func mark() {
+        at.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing)
+        count.add(1, ordering: .relaxed)
+    }
     func reset() { at.store(0, ordering: .releasing) }
     /// The arrival time, or nil after `limit` (polls every ~50–100 µs without holding a thread).
     func wait(limit: Duration = .milliseconds(500)) async -> UInt64? {
@@ -171,6 +175,13 @@ func endToEnd(broker: Broker, publisher: MQTTConnection, commands: Arrival, othe
         try await Task.sleep(for: .milliseconds(5))
     }
 
+    // Commissioned, as an admin would (automations name devices in the home).
+    let structure = StructureID(rawValue: "structure-bench")
+    try home.edit([.createStructure(structure, name: "Bench")] + wanted.filter { $0.hasPrefix("mqtt:") }.map { id in
+        .commission(DeviceID(rawValue: id), name: id == "mqtt:bench-lamp" ? "Bench lamp" : id == "mqtt:bench-trigger" ? "Trigger" : "Thermometer \(id.dropFirst(13))",
+                    structure: structure, room: nil, primaryType: nil)
+    })
+
     let engine = AutomationEngine(core: core, logger: logger, loopGuard: .init(starts: 10 * samples + 10, seconds: 10))
     let admin = Principal(id: "user:bench", role: .admin)
     for n in 0..<others {
@@ -234,6 +245,11 @@ func endToEnd(broker: Broker, publisher: MQTTConnection, commands: Arrival, othe
         }
         try sim.setPull(chip: "sim0", line: "3", high: false)
         // MQTT → MQTT: the trigger crosses 30 °C (the lamp's command is received), then falls back.
+        func trigger() -> Int? {
+            (try? home.currentDevice(id: "mqtt:bench-trigger"))?.types.current(TemperatureSensorDeviceType.self)?.matterTraits
+                .temperatureMeasurementTrait?.attributes.measuredValue.map { Int($0) }
+        }
+        if trigger() != 2000 { say("iteration \(i): the trigger reads \(String(describing: trigger())) before 35 is sent") }
         commands.reset()
         let sent = DispatchTime.now().uptimeNanoseconds
         _ = try publisher.publish("bench/trigger", payload: #"{"t":35}"#, qos: 0)
@@ -244,8 +260,9 @@ func endToEnd(broker: Broker, publisher: MQTTConnection, commands: Arrival, othe
             if let commanded { figures.mqtt.append(Double(commanded - sent) / 1000) } else {
                 figures.lost += 1
                 if figures.lost < 3 {
-                    let runs = (try? await engine.runs("hot", as: admin).prefix(3).map { "\($0.outcome) \($0.reason ?? "") \($0.cause.description) \($0.steps.map(\.detail))" }) ?? []
-                    say("lost MQTT command \(i): newest runs of 'hot': \(runs)")
+                    let runs = (try? await engine.runs("hot", as: admin).prefix(3).map { "\($0.outcome) \($0.reason ?? "") \($0.cause.description) \($0.steps.map { "\($0.detail) \($0.result)" })" }) ?? []
+                    let all = (try? await engine.runs("hot", as: admin).count) ?? 0
+                    say("lost MQTT command \(i): \(all) runs of 'hot', \(commands.count.load(ordering: .relaxed)) commands received; newest: \(runs)")
                 }
             }
         }

@@ -241,4 +241,4 @@ for others in [0, 100, 1000] {
     say(String(format: "%17d  %6.0f  %6.0f  %6.0f  %8.3f s", others, l.p50, l.p99, l.max, l.saveSeconds))
 }
 }
-if parts.contains("e2e") { await runEndToEnd(samples: max(300, reports / 1000)) }
+if parts.contains("e2e") { await runEndToEnd(samples: Int(ProcessInfo.processInfo.environment["SAMPLES"] ?? "") ?? 300) }

@@ -111,6 +111,13 @@ public final class ChangeTap: Sendable {
     }
 }
 
+/// One attribute of one device within a batch of reports.
+struct ReportKey: Hashable {
+    let localID: String
+    let trait: TraitID
+    let attribute: AttributeID
+}
+
 extension HomeCore {
     /// Installs the lossless change tap (one at a time; nil removes it). `seed` is handed the
     /// state under the same lock, so the reader knows exactly what the first tapped change
@@ -123,14 +130,39 @@ extension HomeCore {
     }
 
     /// What the tap gets for one applied change (called under the lock, only with a tap).
-    static func tapped(_ change: HomeChange, _ outcome: HomeOutcome, _ after: HomeState, at: ContinuousClock.Instant) -> TappedChange {
+    ///
+    /// A batch of reports (an MQTT plugin hands over the messages it read back to back in one)
+    /// may carry one attribute more than once: 20 °C, then 35 °C. The state after the batch holds
+    /// only the last, but each value was accepted in turn, so each reaches the tap, in order: an
+    /// automation waiting for "above 30" after "below 25" must see both. An earlier value the
+    /// catalogue refused is left out, as the core left it out.
+    static func tapped(
+        _ change: HomeChange, _ outcome: HomeOutcome, _ after: HomeState, catalog: Catalog, at: ContinuousClock.Instant
+    ) -> TappedChange {
         var items: [TappedItem] = []
         var changed: [DeviceID: DeviceChangeKind] = [:]
         for (id, kind) in outcome.devices { changed[id] = kind }
         if case .report(let plugin, let reports, _) = change {
-            for r in reports {
+            // Where an attribute is reported again later in the batch (rare: found in one pass).
+            var again = Set<Int>()
+            if reports.count > 1 {
+                var last: [ReportKey: Int] = [:]
+                for (i, r) in reports.enumerated() {
+                    let key = ReportKey(localID: r.localID, trait: r.trait, attribute: r.attribute)
+                    if let earlier = last[key] { again.insert(earlier) }
+                    last[key] = i
+                }
+            }
+            for (i, r) in reports.enumerated() {
                 let id = DeviceID(plugin: plugin, local: r.localID)
                 guard changed[id] != nil, let device = after.devices[id] else { continue }
+                if again.contains(i) {
+                    guard HomeState.refusal(of: r, catalog: catalog) == nil else { continue }
+                    for t in device.types where (r.deviceType == nil || t.id == r.deviceType) && t.traits[r.trait]?.attributes[r.attribute] != nil {
+                        items.append(.attribute(device: id, deviceType: t.id, trait: r.trait, attribute: r.attribute, value: r.value))
+                    }
+                    continue
+                }
                 for t in device.types where r.deviceType == nil || t.id == r.deviceType {
                     guard let value = t.traits[r.trait]?.attributes[r.attribute] else { continue }
                     items.append(.attribute(device: id, deviceType: t.id, trait: r.trait, attribute: r.attribute, value: value))

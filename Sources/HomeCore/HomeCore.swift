@@ -229,7 +229,7 @@ public final class HomeCore: Sendable {
         else { return [] }
         let after = inner.state
         var deliveries: [@Sendable () -> Void] = []
-        if let tap = inner.tap, let waiter = tap.offer(tapped(change, outcome, after, at: .now)) {
+        if let tap = inner.tap, let waiter = tap.offer(tapped(change, outcome, after, catalog: inner.catalog, at: .now)) {
             deliveries.append { waiter.resume() }
         }
         let shape = outcome.structuresChanged || outcome.roomsChanged

@@ -199,6 +199,35 @@ import Testing
         #expect(h.hardware.commands.count == 2)
     }
 
+    /// A plugin hands several messages over in one batch (the MQTT plugin does, for messages read
+    /// back to back): 20.00 then 30.00 °C in one call. The state after it holds 30.00 only, but each
+    /// value was accepted in turn and a starter sees both: it re-arms on 20 and fires on 30. A value
+    /// the catalogue refuses in the middle of a batch is not seen.
+    @Test func aBatchOfReports_reachesStartersValueByValue() async throws {
+        let h = TestHome()
+        let (e, task) = engine(h)
+        defer { task.cancel() }
+        try await e.save(
+            .json("""
+                {"id": "hot", "name": "Hot", "mode": "parallel",
+                 "starters": [{"attribute": {"device": "p:thermo", "trait": "TemperatureMeasurement", "attribute": "MeasuredValue", "above": 2500, "hysteresis": 200}}],
+                 "actions": [{"log": "hot"}]}
+                """), as: admin)
+        await e.start()
+        func batch(_ values: [Value]) {
+            h.driver.report(values.map {
+                AttributeReport(localID: "thermo", trait: TemperatureMeasurementTrait.identifier, attribute: TemperatureMeasurementTrait.Attribute.measuredValue, value: $0)
+            })
+        }
+        h.temperature(3000)  // fires once (from 1000)
+        batch([.int(2000), .int(3000)])  // re-arms and fires again, in one call
+        batch([.int(2000), .string("hot"), .int(3000)])  // the refused string in the middle changes nothing
+        batch([.int(3100), .int(3000)])  // stays above: no new run
+        await e.waitForVersion(h.core.state.version)
+        let fired = await runs(e, "hot").reversed().map { $0.cause.old }
+        #expect(fired == [.int(1000), .int(2000), .int(2000)], "each batch's 2000 re-arms, each 3000 fires: \(fired)")
+    }
+
     @Test func loop_suspendsTheAutomation() async throws {
         let h = TestHome()
         let (e, task) = engine(h)
