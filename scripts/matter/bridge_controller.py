@@ -11,7 +11,8 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
      commissioned into Hearth through the API when they wait in the discovered list, are bridged
      endpoints under the Aggregator; the controller reads the contact's BooleanState, toggles the
      relay's OnOff (the simulated line follows; OnOff reads back), and a subscription to the
-     contact's BooleanState receives a report after a simulated edge;
+     contact's BooleanState receives a report after a simulated edge; the Aggregator's Actions
+     cluster lists the room 'Hallway' (EndpointLists, Type Room) with the contact and the relay;
   3c. BooleanState StateChange events for the door's edges (a read of events); a subscription
      to the doorbell's (a GPIO button) Switch events receives InitialPress, ShortRelease,
      MultiPressComplete, LongPress and LongRelease for presses on the simulated line, with
@@ -27,7 +28,8 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
   3b. with libMQTTPlugin.so and mosquitto: the controller, already commissioned and subscribed to
      the Aggregator's Descriptor, gets a PartsList report when a device announced over MQTT (Home
      Assistant discovery, a mosquitto on a free loopback port) is commissioned into a room through
-     the API; it reads the new endpoint's TemperatureMeasurement and its room (Fixed Label), and
+     the API, and a report of the Actions EndpointLists with the new room 'Attic' holding it;
+     it reads the new endpoint's TemperatureMeasurement and its room (Fixed Label), and
      the endpoint keeps its number across the restarts.
 
 Usage: bridge_controller.py HEARTHD HEARTH WORK [libGPIOPlugin.so [libMQTTPlugin.so]]
@@ -300,9 +302,23 @@ async def main():
         r = await ctrl.ReadAttribute(node, [(endpoint, attribute)])
         return r[endpoint][cluster][attribute]
 
+    AC = Clusters.Actions
+
+    async def room_lists(ctrl, node):
+        """The Aggregator's Actions EndpointLists as {name: (EndpointListID, Type, endpoints)}."""
+        lists = await read_attr(ctrl, node, 1, AC, AC.Attributes.EndpointLists)
+        return {l.name: (l.endpointListID, int(l.type), sorted(l.endpoints)) for l in lists}
+
     async def bridged_devices(ctrl, node):
         parts, contact, relay = await retry("bridged endpoints", lambda: find_devices(ctrl, node))
         ok(f"Aggregator PartsList {parts}: contact sensor (BooleanState) on {contact}, relay (OnOff) on {relay}")
+        # The rooms as the Actions cluster's EndpointLists (Type Room = 1); no actions.
+        rooms = await room_lists(ctrl, node)
+        actions = await read_attr(ctrl, node, 1, AC, AC.Attributes.ActionList)
+        hallway = rooms.get("Hallway")
+        if actions or not hallway or hallway[1] != 1 or not {contact, relay} <= set(hallway[2]) or not set(hallway[2]) <= set(parts):
+            fail(f"Actions on the Aggregator: EndpointLists {rooms}, ActionList {actions}; contact {contact}, relay {relay}, parts {parts}")
+        ok(f"read the Aggregator's Actions EndpointLists: room 'Hallway' (list {hallway[0]}, Type Room) = endpoints {hallway[2]}; ActionList empty")
         # The door line starts low (pull-down); a pull-up flips the contact.
         gpio("DOOR", "pull-down")
         await asyncio.sleep(0.5)
@@ -455,11 +471,17 @@ async def main():
         r = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)])
         before = list(r[1][D][D.Attributes.PartsList])
         sub = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)], reportInterval=(0, 10))
+        # The rooms (Actions EndpointLists) subscribed too: the new room's list must be reported.
+        rooms_sub = await ctrl.ReadAttribute(node, [(1, AC.Attributes.EndpointLists)], reportInterval=(0, 10))
         try:
             loop = asyncio.get_running_loop()
             reports = asyncio.Queue()
+            room_reports = asyncio.Queue()
             sub.SetAttributeUpdateCallback(
                 lambda path, transaction: loop.call_soon_threadsafe(reports.put_nowait, list(transaction.GetAttribute(path))))
+            rooms_sub.SetAttributeUpdateCallback(
+                lambda path, transaction: loop.call_soon_threadsafe(
+                    room_reports.put_nowait, {l.name: sorted(l.endpoints) for l in transaction.GetAttribute(path)}))
             broker.publish("homeassistant/sensor/mt21attic/temperature/config", json.dumps({
                 "name": "Temperature", "unique_id": "mt21attic-temperature", "state_topic": "mt21attic/temperature",
                 "device_class": "temperature", "unit_of_measurement": "°C",
@@ -484,8 +506,19 @@ async def main():
             except asyncio.TimeoutError:
                 fail(f"no Aggregator PartsList report with a new endpoint within 15 s of commissioning {device} (last {parts}, before {before})")
             print(f"BENCH commission in Hearth -> PartsList report {time.monotonic() - t0:.3f} s", flush=True)
+            new_endpoints = set(parts) - set(before)
+            reported = None
+            try:
+                while True:
+                    reported = await asyncio.wait_for(room_reports.get(), timeout=15)
+                    if new_endpoints and new_endpoints <= set(reported.get("Attic", [])):
+                        break
+            except asyncio.TimeoutError:
+                fail(f"no Actions EndpointLists report with room 'Attic' = {sorted(new_endpoints)} within 15 s (last {reported})")
+            ok(f"subscribed to the Aggregator's Actions EndpointLists: the report after the commissioning lists room 'Attic' = {reported['Attic']}")
         finally:
             sub.Shutdown()
+            rooms_sub.Shutdown()
         new = sorted(set(parts) - set(before))
         if len(new) != 1 or not set(before) <= set(parts):
             fail(f"PartsList report {parts} after commissioning {device}; before {before}")
