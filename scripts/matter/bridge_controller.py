@@ -472,7 +472,8 @@ async def main():
         before = list(r[1][D][D.Attributes.PartsList])
         sub = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)], reportInterval=(0, 10))
         # The rooms (Actions EndpointLists) subscribed too: the new room's list must be reported.
-        rooms_sub = await ctrl.ReadAttribute(node, [(1, AC.Attributes.EndpointLists)], reportInterval=(0, 10))
+        # (keepSubscriptions: a new subscription otherwise ends the controller's earlier ones.)
+        rooms_sub = await ctrl.ReadAttribute(node, [(1, AC.Attributes.EndpointLists)], reportInterval=(0, 10), keepSubscriptions=True)
         try:
             loop = asyncio.get_running_loop()
             reports = asyncio.Queue()
