@@ -22,6 +22,9 @@ import Glibc
 ///   itself when the device has one type, else on one child endpoint per type (a cluster
 ///   appears at most once per endpoint, as the spec's composed devices do).
 ///
+/// On the Aggregator, the Actions cluster (0x0025) lists the rooms: one EndpointList (Type Room)
+/// per room with exposed devices, its devices' endpoints in it (``ActionsCluster``).
+///
 /// Endpoint numbers are kept in ``MatterEndpointStore`` (stable across restarts, never reused).
 /// A state change marks the changed clusters (`MatterNode.markChanged`) and calls
 /// `dataChanged` (wire it to `InteractionServer.dataChanged()`), so subscribed controllers
