@@ -21,6 +21,9 @@ public struct WireMatter: Codable, Sendable, Equatable {
     public let manualPairingCode: String
     /// The `MT:` payload the QR code carries.
     public let qrPayload: String
+    /// ``qrPayload`` as a QR code, one string per row ("1" dark), without the quiet zone: the
+    /// web page draws it (empty from an older daemon).
+    public let qrRows: [String]
     public let discriminator: Int
     public let port: Int
     /// `closed`, `basic` (the pairing code works) or `enhanced` (a controller's own code).
@@ -30,15 +33,33 @@ public struct WireMatter: Codable, Sendable, Equatable {
     public let fabrics: [WireMatterFabric]
     /// Why controllers cannot discover the bridge (avahi missing), when they cannot.
     public let advertisingProblem: String?
-    public init(manualPairingCode: String, qrPayload: String, discriminator: Int, port: Int, window: String, windowSecondsLeft: Int?,
-                fabrics: [WireMatterFabric], advertisingProblem: String?) {
+    public init(manualPairingCode: String, qrPayload: String, qrRows: [String] = [], discriminator: Int, port: Int, window: String,
+                windowSecondsLeft: Int?, fabrics: [WireMatterFabric], advertisingProblem: String?) {
         self.manualPairingCode = manualPairingCode
         self.qrPayload = qrPayload
+        self.qrRows = qrRows
         self.discriminator = discriminator
         self.port = port
         self.window = window
         self.windowSecondsLeft = windowSecondsLeft
         self.fabrics = fabrics
         self.advertisingProblem = advertisingProblem
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case manualPairingCode, qrPayload, qrRows, discriminator, port, window, windowSecondsLeft, fabrics, advertisingProblem
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        manualPairingCode = try c.decode(String.self, forKey: .manualPairingCode)
+        qrPayload = try c.decode(String.self, forKey: .qrPayload)
+        qrRows = try c.decodeIfPresent([String].self, forKey: .qrRows) ?? []
+        discriminator = try c.decode(Int.self, forKey: .discriminator)
+        port = try c.decode(Int.self, forKey: .port)
+        window = try c.decode(String.self, forKey: .window)
+        windowSecondsLeft = try c.decodeIfPresent(Int.self, forKey: .windowSecondsLeft)
+        fabrics = try c.decode([WireMatterFabric].self, forKey: .fabrics)
+        advertisingProblem = try c.decodeIfPresent(String.self, forKey: .advertisingProblem)
     }
 }

@@ -117,6 +117,8 @@ public final class MatterBridgeService: Sendable {
         self.core = core
         self.udp = udp
         self.server = server
+        let drops = DropLog(logger: logger)
+        udp.onDropped { drops.record($0) }
         secureChannel = udp.events(for: .secureChannel)
         // CASE resumption records outlive a restart in the state store (when it keeps them).
         sessions = SessionManager(node: udp, server: server, core: core, onboardingVerifier: verifier,
@@ -173,6 +175,10 @@ public final class MatterBridgeService: Sendable {
 
     /// The UDP port bound.
     public var port: UInt16 { udp.port }
+
+    /// Messages refused by the message layer so far (a replayed counter, a bad MIC, no such
+    /// session, malformed); each kind is logged (`Matter message dropped`, at most a line a second).
+    public var droppedMessages: Int { udp.droppedMessages }
 
     /// The onboarding payload (QR and manual code) of the installation's passcode and discriminator.
     public var onboardingPayload: QRCodePayload {
@@ -366,5 +372,28 @@ public final class MatterBridgeService: Sendable {
         if let problem, problem != previous {
             core.logger.error("Matter DNS-SD records not published: controllers cannot find the bridge: \(problem)")
         }
+    }
+}
+
+/// The message layer's refusals in the log: at most one line a second, saying how many more
+/// there were since the last (a flood of hostile datagrams costs one line a second).
+final class DropLog: Sendable {
+    let logger: Logger
+    private let state = Mutex<(last: ContinuousClock.Instant?, suppressed: Int)>((nil, 0))
+
+    init(logger: Logger) { self.logger = logger }
+
+    func record(_ reason: String) {
+        let now = ContinuousClock.now
+        let suppressed: Int? = state.withLock { s in
+            if let last = s.last, now - last < .seconds(1) {
+                s.suppressed += 1
+                return nil
+            }
+            defer { s = (now, 0) }
+            return s.suppressed
+        }
+        guard let suppressed else { return }
+        logger.info("Matter message dropped", metadata: ["reason": "\(reason)", "moreSinceLastLine": "\(suppressed)"])
     }
 }

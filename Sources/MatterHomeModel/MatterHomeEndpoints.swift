@@ -22,6 +22,9 @@ import Glibc
 ///   itself when the device has one type, else on one child endpoint per type (a cluster
 ///   appears at most once per endpoint, as the spec's composed devices do).
 ///
+/// On the Aggregator, the Actions cluster (0x0025) lists the rooms: one EndpointList (Type Room)
+/// per room with exposed devices, its devices' endpoints in it (``ActionsCluster``).
+///
 /// Endpoint numbers are kept in ``MatterEndpointStore`` (stable across restarts, never reused).
 /// A state change marks the changed clusters (`MatterNode.markChanged`) and calls
 /// `dataChanged` (wire it to `InteractionServer.dataChanged()`), so subscribed controllers
@@ -61,6 +64,8 @@ public final class MatterHomeEndpoints: Sendable {
     let placed = Mutex<[DeviceID: Layout]>([:])
     /// Endpoint numbers by key, as stored.
     let numbers = Mutex<[String: UInt16]?>(nil)
+    /// The rooms as the Aggregator's Actions EndpointLists.
+    let roomLists = Mutex(RoomLists())
 
     /// - Parameters:
     ///   - aggregator: the Aggregator endpoint the bridged nodes hang under (part A's endpoint 1).
@@ -93,6 +98,7 @@ public final class MatterHomeEndpoints: Sendable {
     public func start() {
         running.withLock { task in
             guard task == nil else { return }
+            node.addCluster(ActionsCluster(lists: { [weak self] in self?.roomLists.withLock { $0.current } ?? [] }), to: aggregator)
             let (actions, feed) = AsyncStream<PendingAction>.makeStream(bufferingPolicy: .bufferingOldest(256))
             shared.state.withLock { $0.actions = feed }
             task = Task { await self.run(actions: actions) }
@@ -112,7 +118,8 @@ public final class MatterHomeEndpoints: Sendable {
         let layouts = placed.withLock { p in defer { p = [:] }; return p }
         for layout in layouts.values { remove(layout) }
         shared.state.withLock { $0.devices = [:] }
-        if !layouts.isEmpty { dataChanged() }
+        let roomsChanged = refreshRoomLists()
+        if !layouts.isEmpty || roomsChanged { dataChanged() }
     }
 
     // MARK: Following the home
@@ -206,7 +213,8 @@ public final class MatterHomeEndpoints: Sendable {
         }
         let nodes = placed.withLock { p in touched.compactMap { p[$0]?.node } }
         for n in nodes { node.markChanged(ConcreteClusterPath(endpoint: n, cluster: RoomLabelCluster.id)) }
-        if !nodes.isEmpty { dataChanged() }
+        let listsChanged = refreshRoomLists()
+        if !nodes.isEmpty || listsChanged { dataChanged() }
     }
 
     /// Brings the node in line with the exposed devices: new devices get endpoints, removed ones
@@ -252,7 +260,23 @@ public final class MatterHomeEndpoints: Sendable {
             if old[id] == nil { logger.info("Matter bridged device added", metadata: ["device": "\(id)", "endpoint": "\(layout.node)"]) }
             changed = true
         }
+        changed = refreshRoomLists() || changed
         if changed { dataChanged() }
+    }
+
+    /// Recomputes the rooms' EndpointLists from the placed devices and their rooms; when they
+    /// changed, the Aggregator's Actions cluster gets a new data version (subscribers a report).
+    func refreshRoomLists() -> Bool {
+        let layouts = placed.withLock { $0 }
+        let rooms = shared.state.withLock { s in s.devices.mapValues(\.roomID) }
+        var byRoom: [RoomID: (name: String, endpoints: [UInt16])] = [:]
+        for (device, layout) in layouts {
+            guard let room = rooms[device] ?? nil, let name = shared.roomNamed(room) else { continue }
+            byRoom[room, default: (name, [])].endpoints += layout.endpoints.map(\.id)
+        }
+        guard roomLists.withLock({ $0.update(byRoom) }) else { return false }
+        node.markChanged(ConcreteClusterPath(endpoint: aggregator, cluster: ActionsCluster.id))
+        return true
     }
 
     /// Adds (or replaces) a device's endpoints, the Bridged Node first.

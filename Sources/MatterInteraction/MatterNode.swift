@@ -62,6 +62,19 @@ public final class MatterNode: MatterDataModel {
         }
     }
 
+    /// Adds (or replaces) one cluster on an existing endpoint (the bridge's Actions cluster on the
+    /// Aggregator); false when there is no such endpoint.
+    @discardableResult
+    public func addCluster(_ cluster: any ClusterServer, to endpoint: UInt16) -> Bool {
+        state.withLock { s in
+            guard s.endpoints[endpoint] != nil else { return false }
+            s.endpoints[endpoint]!.clusters[cluster.id] = cluster
+            Self.bump(&s, ConcreteClusterPath(endpoint: endpoint, cluster: cluster.id))
+            Self.bump(&s, ConcreteClusterPath(endpoint: endpoint, cluster: DescriptorCluster.id))
+            return true
+        }
+    }
+
     /// Removes an endpoint (a bridged device that went away).
     public func removeEndpoint(_ id: UInt16) {
         state.withLock { s in

@@ -28,6 +28,16 @@ public final class MatterUDPNode<C: Clock>: Sendable where C.Duration == Duratio
     /// How long one wait for datagrams may block before timers are checked again.
     private let pollInterval: Int32
 
+    /// Messages refused so far, and who hears of each refusal.
+    private let drops = Mutex<(count: Int, observer: (@Sendable (String) -> Void)?)>((0, nil))
+
+    /// Messages the message layer refused so far (malformed, not authentic, a duplicate or
+    /// replayed counter, an unknown session …).
+    public var droppedMessages: Int { drops.withLock { $0.count } }
+
+    /// Calls `observer` with the reason of each message the layer refuses (on the receive thread).
+    public func onDropped(_ observer: @escaping @Sendable (String) -> Void) { drops.withLock { $0.observer = observer } }
+
     /// The UDP port bound (useful with port 0).
     public var port: UInt16 { socket.port }
     /// Whether the socket is IPv6 (dual-stack) rather than IPv4 only.
@@ -139,8 +149,12 @@ public final class MatterUDPNode<C: Clock>: Sendable where C.Duration == Duratio
                 _ = streams.withLock { $0[message.protocolID] }?.yield(.message(message))
             case .exchangeFailed(let key, let error):
                 for c in streams.withLock({ Array($0.values) }) { c.yield(.failed(key, error)) }
-            case .dropped:
-                break
+            case .dropped(let reason):
+                let observer = drops.withLock { d in
+                    d.count += 1
+                    return d.observer
+                }
+                observer?(reason)
             }
         }
     }

@@ -85,7 +85,8 @@ struct MatterAdmin: MatterAdministration {
         let window = s.windowStatus == 2 ? "basic" : s.windowStatus == 1 ? "enhanced" : "closed"
         func hex(_ v: UInt64) -> String { String(v, radix: 16, uppercase: true) }
         return WireMatter(
-            manualPairingCode: s.manualPairingCode, qrPayload: s.qrPayload, discriminator: Int(s.discriminator), port: Int(s.port), window: window,
+            manualPairingCode: s.manualPairingCode, qrPayload: s.qrPayload,
+            qrRows: (try? QRCode(s.qrPayload, level: .medium).rows) ?? [], discriminator: Int(s.discriminator), port: Int(s.port), window: window,
             windowSecondsLeft: s.windowSecondsLeft,
             fabrics: s.fabrics.map {
                 WireMatterFabric(index: Int($0.index), fabricID: hex($0.fabricID), nodeID: hex($0.nodeID), vendorID: Int($0.vendorID), label: $0.label)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HomeStorage
 import Logging
@@ -172,4 +173,77 @@ func testLogger() -> Logger {
     var logger = Logger(label: "matter-bridge-test")
     logger.logLevel = .warning
     return logger
+}
+
+/// A commissioner's fabric for tests: a root that issues NOCs itself (no ICAC).
+struct TestFabric {
+    let fabricID: UInt64
+    let rootKey = P256.Signing.PrivateKey()
+    let rootName: MatterDistinguishedName
+    let root: MatterCertificate
+    let ipk: [UInt8]
+
+    init(fabricID: UInt64, ipk: [UInt8] = [UInt8](repeating: 0x42, count: 16)) throws {
+        self.fabricID = fabricID
+        self.ipk = ipk
+        rootName = MatterDistinguishedName([.matterRCACID(1), .matterFabricID(fabricID)])
+        let skid = MatterCertificate.keyIdentifier(Array(rootKey.publicKey.x963Representation))
+        root = try MatterCertificate.issue(
+            serialNumber: [1], issuer: rootName, subject: rootName, subjectKey: rootKey.publicKey, notBefore: 1, notAfter: 0,
+            extensions: [.basicConstraints(isCA: true, pathLength: nil), .keyUsage([.keyCertSign, .crlSign]),
+                         .subjectKeyIdentifier(skid), .authorityKeyIdentifier(skid)], issuerKey: rootKey)
+    }
+
+    /// A NOC for `key` as `node` on this fabric.
+    func noc(_ node: UInt64, _ key: P256.Signing.PublicKey) throws -> MatterCertificate {
+        try MatterCertificate.issue(
+            serialNumber: [UInt8(node & 0x7F)], issuer: rootName, subject: MatterDistinguishedName([.matterNodeID(node), .matterFabricID(fabricID)]),
+            subjectKey: key, notBefore: 1, notAfter: 0,
+            extensions: [.basicConstraints(isCA: false, pathLength: nil), .keyUsage([.digitalSignature]), .extendedKeyUsage([.clientAuth, .serverAuth]),
+                         .subjectKeyIdentifier(MatterCertificate.keyIdentifier(Array(key.x963Representation))),
+                         .authorityKeyIdentifier(MatterCertificate.keyIdentifier(Array(rootKey.publicKey.x963Representation)))], issuerKey: rootKey)
+    }
+
+    /// A controller's CASE credentials as `node`.
+    func controller(_ node: UInt64, index: FabricIndex = 1) throws -> FabricCredentials {
+        let key = P256.Signing.PrivateKey()
+        return try FabricCredentials(fabricIndex: index, root: root, icac: nil, noc: try noc(node, key.publicKey), operationalKey: key, epochIPK: ipk)
+    }
+
+    /// Saves this fabric into `store` as the bridge's (node `bridgeNode`, index 1) with an
+    /// administer ACL entry for `admin`, as a finished commissioning leaves it.
+    func install(in store: MatterStateStore, bridgeNode: UInt64, admin: UInt64) throws {
+        let bridgeKey = P256.Signing.PrivateKey()
+        try store.saveCommissioning(PersistentCommissioning(
+            fabrics: [try FabricInfo(index: 1, rootCertificate: try root.tlvEncoded(), noc: try noc(bridgeNode, bridgeKey.publicKey).tlvEncoded(), icac: nil,
+                                     operationalKey: Array(bridgeKey.rawRepresentation), epochIPK: ipk, vendorID: 0xFFF1, label: "")],
+            accessControl: [AccessControlEntry(privilege: .administer, authMode: .case, subjects: [admin], fabricIndex: 1)]))
+    }
+}
+
+/// A log handler that keeps the messages (to check that a refusal was logged).
+final class CapturedLog: Sendable {
+    let lines = Mutex<[String]>([])
+
+    var logger: Logger {
+        var logger = Logger(label: "matter-bridge-test") { _ in Handler(sink: self) }
+        logger.logLevel = .info
+        return logger
+    }
+
+    func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
+
+    struct Handler: LogHandler {
+        let sink: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            sink.lines.withLock { $0.append("\(event.level) \(event.message) \(fields)") }
+        }
+    }
 }

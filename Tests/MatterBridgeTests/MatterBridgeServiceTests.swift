@@ -59,36 +59,16 @@ struct MatterBridgeServiceTests {
         let dir = TemporaryStore()
         defer { dir.remove() }
         // A fabric (root → NOCs for the bridge and a controller) already in the store.
-        let rootKey = P256.Signing.PrivateKey()
-        let rootName = MatterDistinguishedName([.matterRCACID(1), .matterFabricID(0x77)])
-        let rootSKID = MatterCertificate.keyIdentifier(Array(rootKey.publicKey.x963Representation))
-        let root = try MatterCertificate.issue(
-            serialNumber: [1], issuer: rootName, subject: rootName, subjectKey: rootKey.publicKey, notBefore: 1, notAfter: 0,
-            extensions: [.basicConstraints(isCA: true, pathLength: nil), .keyUsage([.keyCertSign, .crlSign]),
-                         .subjectKeyIdentifier(rootSKID), .authorityKeyIdentifier(rootSKID)], issuerKey: rootKey)
-        func noc(_ node: UInt64, _ key: P256.Signing.PrivateKey) throws -> MatterCertificate {
-            try MatterCertificate.issue(
-                serialNumber: [UInt8(node & 0x7F)], issuer: rootName, subject: MatterDistinguishedName([.matterNodeID(node), .matterFabricID(0x77)]),
-                subjectKey: key.publicKey, notBefore: 1, notAfter: 0,
-                extensions: [.basicConstraints(isCA: false, pathLength: nil), .keyUsage([.digitalSignature]), .extendedKeyUsage([.clientAuth, .serverAuth]),
-                             .subjectKeyIdentifier(MatterCertificate.keyIdentifier(Array(key.publicKey.x963Representation))),
-                             .authorityKeyIdentifier(rootSKID)], issuerKey: rootKey)
-        }
-        let ipk = [UInt8](repeating: 0x42, count: 16)
-        let bridgeKey = P256.Signing.PrivateKey(), controllerKey = P256.Signing.PrivateKey()
+        let fabric = try TestFabric(fabricID: 0x77)
         let bridgeNode: UInt64 = 0xB1, controllerNode: UInt64 = 0xC0
-        let controller = try FabricCredentials(fabricIndex: 1, root: root, icac: nil, noc: try noc(controllerNode, controllerKey),
-                                               operationalKey: controllerKey, epochIPK: ipk)
+        let controller = try fabric.controller(controllerNode)
         do {
             let (_, store) = try dir.open()
-            try store.saveCommissioning(PersistentCommissioning(
-                fabrics: [try FabricInfo(index: 1, rootCertificate: try root.tlvEncoded(), noc: try noc(bridgeNode, bridgeKey).tlvEncoded(), icac: nil,
-                                         operationalKey: Array(bridgeKey.rawRepresentation), epochIPK: ipk, vendorID: 0xFFF1, label: "")],
-                accessControl: [AccessControlEntry(privilege: .administer, authMode: .case, subjects: [controllerNode], fabricIndex: 1)]))
+            try fabric.install(in: store, bridgeNode: bridgeNode, admin: controllerNode)
         }
 
         // First run: a full CASE; the bridge keeps the resumption record.
-        var record: CASEResumptionRecord?
+        let record: CASEResumptionRecord?
         do {
             let (db, store) = try dir.open()
             let (service, task) = try start(store, publisher: RecordingPublisher())
@@ -110,7 +90,8 @@ struct MatterBridgeServiceTests {
         defer { task.cancel() }
         let client = try TestController(bridgePort: service.port)
         defer { client.stop() }
-        let (resumed, next) = try await client.caseSession(controller, bridgeNode: bridgeNode, resumption: try #require(record))
+        #expect(record != nil)
+        let (resumed, next) = try await client.caseSession(controller, bridgeNode: bridgeNode, resumption: record)
         #expect(resumed)
         #expect(await eventually { service.resumedSessions == 1 })
         #expect(try await client.read(0, 0x0028, 0x02).uint() == 0xFFF1)

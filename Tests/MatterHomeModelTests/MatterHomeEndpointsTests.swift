@@ -247,6 +247,90 @@ import Testing
         await w.endpoints.stop()
     }
 
+    /// The rooms as the Aggregator's Actions cluster (0x0025): one EndpointList per room with
+    /// exposed devices (Type Room, the room's name, its devices' endpoints), ActionList empty;
+    /// a device moving room or appearing moves the cluster's data version and a subscriber to
+    /// EndpointLists gets a report.
+    @Test func rooms_asActionsEndpointLists_followMovesAndNewDevices() async throws {
+        let actions: UInt32 = 0x0025
+        let w = try BridgeWorld()
+        for d in [Devices.relay(), Devices.contact(), Devices.combo()] { w.driver.publish(d) }
+        w.endpoints.start()
+        #expect(await w.wait(60) { w.endpoints.placements.count == 3 })
+        let relay = try #require(w.endpoints.placement(of: w.id("relay")))
+        let door = try #require(w.endpoints.placement(of: w.id("door")))
+        let combo = try #require(w.endpoints.placement(of: w.id("combo")))
+        func lists() throws -> [(id: UInt64, name: String, type: UInt64, endpoints: Set<UInt16>)] {
+            try (w.value(1, actions, 1)?.members ?? []).map { l in
+                guard let id = try? l[context: 0]?.uint(), let name = try? l[context: 1]?.string(), let type = try? l[context: 2]?.uint(),
+                      let endpoints = l[context: 3]?.members
+                else { throw InteractionError("a malformed EndpointListStruct: \(l)") }
+                return (id, name, type, Set(endpoints.compactMap { try? UInt16($0.uint()) }))
+            }
+        }
+        func room(_ name: String) throws -> (id: UInt64, name: String, type: UInt64, endpoints: Set<UInt16>)? { try lists().first { $0.name == name } }
+        let read = try w.read([AttributePath(endpoint: 1, cluster: actions)])
+        func v(_ a: UInt32) -> TLVElement? { read.values[ConcreteAttributePath(endpoint: 1, cluster: actions, attribute: a)] }
+        #expect(v(0) == TLVElement(.array([])))  // ActionList: no actions
+        #expect(v(GlobalAttribute.clusterRevision) == TLVElement(.unsigned(1)))
+        #expect(v(GlobalAttribute.featureMap) == TLVElement(.unsigned(0)))
+        #expect(v(GlobalAttribute.acceptedCommandList) == TLVElement(.array([])))
+        #expect(read.statuses.isEmpty)
+        #expect(try lists().count == 2)
+        let garage = try #require(try room("Garage"))
+        let hall = try #require(try room("Hall"))
+        #expect(garage.type == 1 && hall.type == 1 && garage.id != hall.id)
+        #expect(garage.endpoints == [relay.node])
+        #expect(hall.endpoints == Set([door.node, combo.node] + combo.types.values))
+        // The Aggregator lists the cluster; the Fixed Label "room" is still on each node.
+        let aggregatorClusters = try w.value(1, DescriptorCluster.id, 1)?.members?.compactMap { try? $0.uint() } ?? []
+        #expect(aggregatorClusters.contains(UInt64(actions)))
+        #expect(try w.value(relay.node, 0x0040, 0)?.members?.first?[context: 1] == TLVElement(.context(1), .utf8("Garage")))
+
+        // Subscribe to EndpointLists (min interval 0) and complete the priming.
+        let ex = w.exchange()
+        let priming = try w.single(
+            try w.send(SubscribeRequestMessage(minIntervalFloor: 0, maxIntervalCeiling: 60,
+                                               attributeRequests: [AttributePath(endpoint: 1, cluster: actions, attribute: 1)]), on: ex),
+            ReportDataMessage.self)
+        let subscription = try #require(priming.subscriptionID)
+        _ = try w.single(try w.send(StatusResponseMessage(.success), on: ex), SubscribeResponseMessage.self)
+        let version = { w.node.clusterInfo(ConcreteClusterPath(endpoint: 1, cluster: actions))?.dataVersion }
+        let before = try #require(version())
+
+        // The door moves to the garage: the Hall list loses it, Garage gains it, the version moves.
+        let garageID = try #require(w.core.state.rooms.first { $0.value.name == "Garage" }?.key)
+        try w.admin.edit(.moveDevice(w.id("door"), to: garageID))
+        #expect(await w.wait { version() != before })
+        #expect(try room("Garage")?.endpoints == [relay.node, door.node])
+        #expect(try room("Hall")?.endpoints == Set([combo.node] + combo.types.values))
+        #expect(try room("Garage")?.id == garage.id && (try room("Hall"))?.id == hall.id)  // a room keeps its list ID
+        let effects = w.engine.dataChanged(now: w.now)
+        let reports = effects.compactMap { e -> ReportDataMessage? in
+            if case .sendOnNewExchange(_, subscription, .reportData, let p) = e { try? ReportDataMessage(decoding: p) } else { nil }
+        }
+        let report = try #require(reports.first)
+        #expect(report.attributeReports?.contains {
+            if case .data(let d) = $0 { d.path.endpoint == 1 && d.path.cluster == actions && d.path.attribute == 1 } else { false }
+        } == true)
+        let reportExchange = ExchangeKey(session: w.session, exchangeID: 901, weInitiated: true)
+        w.engine.reportExchangeOpened(reportExchange, subscriptionID: subscription)
+        _ = try w.send(StatusResponseMessage(.success), on: reportExchange)
+
+        // A new device in a new room: a third list; a device with no room is in none.
+        let moved = try #require(version())
+        w.driver.publish(Devices.relay("relay2", room: "Attic"))
+        #expect(await w.wait { version() != moved })
+        let relay2 = try #require(w.endpoints.placement(of: w.id("relay2")))
+        let attic = try #require(try room("Attic"))
+        #expect(attic.endpoints == [relay2.node] && attic.type == 1 && ![garage.id, hall.id].contains(attic.id))
+        try w.admin.edit(.moveDevice(w.id("relay2"), to: nil))
+        #expect(await w.wait { (try? room("Attic")) == nil })
+        #expect(try lists().count == 2)
+        await w.endpoints.stop()
+        #expect(try lists().isEmpty)
+    }
+
     @Test func endpointStore_neverReusesANumber() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("matter-store-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

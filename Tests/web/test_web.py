@@ -36,6 +36,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+def free_udp_port():
+    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+        s.bind(("::", 0))
+        return s.getsockname()[1]
+
+
+def status_of(base, method, path, token=None):
+    """The HTTP status `path` answers with (4xx/5xx included)."""
+    try:
+        http(base, method, path, token=token)
+        return 200
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def wait_until(what, predicate, timeout=WAIT):
     """Polls `predicate` until it returns something truthy; fails naming `what`."""
     deadline = time.monotonic() + timeout
@@ -70,6 +85,7 @@ class Harness:
         self.mqtt_port = free_port()
         self.api_port = free_port()
         self.hap_port = free_port()
+        self.matter_port = free_udp_port()
         self.base = f"http://127.0.0.1:{self.api_port}"
         self.gpio = os.path.join(self.dir, "gpio")
 
@@ -106,6 +122,7 @@ server:
 exposure:
   mqtt: {{ broker: 127.0.0.1:{self.mqtt_port}, nodeID: hearth_web }}
 hap: {{ enabled: true, listen: 127.0.0.1:{self.hap_port}, setupCode: 031-45-154, advertise: false }}
+matter: {{ enabled: true, port: {self.matter_port}, advertise: false }}
 """)
         self.spawn([os.path.join(BUILD, "hearthd"), "--config", config, "--plugins", plugins], "hearthd.log")
         wait_until("hearthd's API", lambda: http(self.base, "GET", "/health") == {"status": "ok"})
@@ -442,6 +459,33 @@ def main():
         else:
             print(f"note: {HAP_PYTHON} is missing (scripts/hap/ensure-venv makes it); the unpairing was not exercised")
 
+        # 7b''. The Matter bridge in the exposure view: the QR code of the MT: payload (read back by
+        #      zbarimg from the page's pixels and compared with GET /matter), the manual pairing
+        #      code, the window (open on first start) and "Open commissioning window".
+        matter = http(h.base, "GET", "/matter", token=token)
+        assert matter["qrPayload"].startswith("MT:") and matter["qrRows"], matter
+        text_in("#matter-body .pairing-code", matter["manualPairingCode"])
+        text_in("#matter-body .qr-payload", matter["qrPayload"])
+        assert matter["window"] == "basic" and matter["fabrics"] == [], matter
+        text_in("#matter-body .window-state", "open for the pairing code")
+        text_in("#matter-body", "No controller yet")
+        png = os.path.join(h.dir, "matter-qr.png")
+        with open(png, "wb") as f:
+            f.write(css("#matter-body svg").screenshot_as_png)
+        if zbar:
+            decoded = subprocess.run([zbar, "--raw", "-q", png], capture_output=True, text=True).stdout.strip()
+            assert decoded == matter["qrPayload"], f"the page's Matter QR code reads {decoded!r}, not {matter['qrPayload']!r}"
+            print(f"ok: the Matter QR code on the page reads {decoded}, GET /matter's payload")
+        driver.find_element(By.CSS_SELECTOR, "#matter-body button.open-window").click()
+        text_in("#toast", "Commissioning window open")
+        text_in("#matter-body .window-state", "15 min left")
+        reopened = http(h.base, "GET", "/matter", token=token)
+        assert reopened["window"] == "basic" and 800 < reopened["windowSecondsLeft"] <= 900, reopened
+        wait_until("the window opening logged with its admin", lambda: "Matter commissioning window opened" in open(os.path.join(h.dir, "hearthd.log")).read())
+        shot("matter.png")
+        print(f"ok: the exposure view shows the Matter pairing code {matter['manualPairingCode']}, its QR code and the window; "
+              f"Open commissioning window gave {reopened['windowSecondsLeft']} s")
+
         # 7c. An app with a grant asks to change it (presentPermissionsUpdate); the access view
         #     shows the pending change and approves it; the app's grant follows.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")
@@ -460,6 +504,7 @@ def main():
         decided = http(h.base, "GET", f"/apps/permissions/{change['id']}", token=app)
         assert decided["status"] == "approved" and len(decided["scope"]["deviceTypes"]) == 2, decided
         print("ok: the access view showed the app's permission change and approved it; the grant follows")
+        assert status_of(h.base, "GET", "/matter", token=app) == 403, "an app does not see the Matter pairing code"
 
         # 7d. Scenes and automations: a scene recalled from the page, an automation disabled,
         # enabled and run, its last run shown from the trace ring.
@@ -646,6 +691,21 @@ def main():
         admin = http(h.base, "POST", "/auth/login", {"username": "admin", "password": "correct horse battery"})["token"]  # the page's token ended at sign-out
         assert "Garage" not in [s["name"] for s in http(h.base, "GET", "/structures", token=admin)]
         print("ok: the member is refused the layout change and nothing changed")
+
+        # 8a. The member sees none of the Matter bridge: no Exposure tab, an empty Matter card when
+        #     navigating there by hand, and GET /matter refused (403).
+        assert not driver.find_element(By.CSS_SELECTOR, 'nav a[data-view="exposure"]').is_displayed()
+        member_token = driver.execute_script("return localStorage.getItem('hearth.token')")
+        assert status_of(h.base, "GET", "/matter", token=member_token) == 403
+        assert status_of(h.base, "POST", "/matter/window", token=member_token) == 403
+        driver.execute_script("location.hash = '#exposure'")
+        css("#exposure:not([hidden])")
+        text_in("#toast", "change what leaves the house")  # GET /exposure refused too: the view has rendered
+        assert driver.execute_script("return document.querySelector('#matter-body').childElementCount") == 0
+        assert not driver.find_elements(By.CSS_SELECTOR, "#matter-body svg, #matter-body .pairing-code"), "a member sees no Matter pairing code"
+        assert matter["manualPairingCode"] not in driver.find_element(By.TAG_NAME, "body").text
+        driver.execute_script("location.hash = '#home'")
+        print("ok: a member sees no Matter pairing code or QR code, and GET/POST /matter answer 403")
 
         # 8b. The member on the home view: the scenes strip, a scene recalled (the relay goes
         #     on, the scene shows active); the automations view shows no editor.

@@ -11,7 +11,8 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
      commissioned into Hearth through the API when they wait in the discovered list, are bridged
      endpoints under the Aggregator; the controller reads the contact's BooleanState, toggles the
      relay's OnOff (the simulated line follows; OnOff reads back), and a subscription to the
-     contact's BooleanState receives a report after a simulated edge;
+     contact's BooleanState receives a report after a simulated edge; the Aggregator's Actions
+     cluster lists the room 'Hallway' (EndpointLists, Type Room) with the contact and the relay;
   3c. BooleanState StateChange events for the door's edges (a read of events); a subscription
      to the doorbell's (a GPIO button) Switch events receives InitialPress, ShortRelease,
      MultiPressComplete, LongPress and LongRelease for presses on the simulated line, with
@@ -21,13 +22,15 @@ bridge on (matter.enabled), inside the private namespace scripts/test-matter-con
      store; hearthd's log must show it and no full CASE), same reads; the doorbell's events after
      the restarts are numbered above every earlier one (the stored event number epoch);
   5. 'hearth matter open-window', then a second controller (another fabric) commissions it;
-  6. 'hearth matter show' lists both fabrics; 'hearth matter remove-fabric N' removes the second;
+  6. 'hearth matter show' lists both fabrics; the web page's Remove button (headless Chromium, when
+     Selenium is there; else 'hearth matter remove-fabric N') removes the second;
      the first still reads.
 
   3b. with libMQTTPlugin.so and mosquitto: the controller, already commissioned and subscribed to
      the Aggregator's Descriptor, gets a PartsList report when a device announced over MQTT (Home
      Assistant discovery, a mosquitto on a free loopback port) is commissioned into a room through
-     the API; it reads the new endpoint's TemperatureMeasurement and its room (Fixed Label), and
+     the API, and a report of the Actions EndpointLists with the new room 'Attic' holding it;
+     it reads the new endpoint's TemperatureMeasurement and its room (Fixed Label), and
      the endpoint keeps its number across the restarts.
 
 Usage: bridge_controller.py HEARTHD HEARTH WORK [libGPIOPlugin.so [libMQTTPlugin.so]]
@@ -37,6 +40,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -50,6 +54,12 @@ MOSQUITTO = next((p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"
 if MQTT_PLUGIN and not MOSQUITTO:
     print("SKIP the MQTT device: mosquitto is not installed", flush=True)
     MQTT_PLUGIN = None
+# Debian's python3 with Selenium, Chromium and chromedriver: the web page removes the second
+# fabric (else 'hearth matter remove-fabric' does).
+WEB_PYTHON = "/usr/bin/python3" if (os.path.exists("/usr/bin/python3") and shutil.which("chromium") and shutil.which("chromedriver")
+                                    and subprocess.run(["/usr/bin/python3", "-c", "import selenium"], capture_output=True).returncode == 0) else None
+if not WEB_PYTHON:
+    print("SKIP the web page's Remove button: /usr/bin/python3 with selenium, chromium or chromedriver is missing", flush=True)
 GPIO = os.path.join(WORK, "gpio")
 API_PORT = 18080
 PASSWORD = "correct horse battery staple"
@@ -300,9 +310,23 @@ async def main():
         r = await ctrl.ReadAttribute(node, [(endpoint, attribute)])
         return r[endpoint][cluster][attribute]
 
+    AC = Clusters.Actions
+
+    async def room_lists(ctrl, node):
+        """The Aggregator's Actions EndpointLists as {name: (EndpointListID, Type, endpoints)}."""
+        lists = await read_attr(ctrl, node, 1, AC, AC.Attributes.EndpointLists)
+        return {l.name: (l.endpointListID, int(l.type), sorted(l.endpoints)) for l in lists}
+
     async def bridged_devices(ctrl, node):
         parts, contact, relay = await retry("bridged endpoints", lambda: find_devices(ctrl, node))
         ok(f"Aggregator PartsList {parts}: contact sensor (BooleanState) on {contact}, relay (OnOff) on {relay}")
+        # The rooms as the Actions cluster's EndpointLists (Type Room = 1); no actions.
+        rooms = await room_lists(ctrl, node)
+        actions = await read_attr(ctrl, node, 1, AC, AC.Attributes.ActionList)
+        hallway = rooms.get("Hallway")
+        if actions or not hallway or hallway[1] != 1 or not {contact, relay} <= set(hallway[2]) or not set(hallway[2]) <= set(parts):
+            fail(f"Actions on the Aggregator: EndpointLists {rooms}, ActionList {actions}; contact {contact}, relay {relay}, parts {parts}")
+        ok(f"read the Aggregator's Actions EndpointLists: room 'Hallway' (list {hallway[0]}, Type Room) = endpoints {hallway[2]}; ActionList empty")
         # The door line starts low (pull-down); a pull-up flips the contact.
         gpio("DOOR", "pull-down")
         await asyncio.sleep(0.5)
@@ -455,11 +479,18 @@ async def main():
         r = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)])
         before = list(r[1][D][D.Attributes.PartsList])
         sub = await ctrl.ReadAttribute(node, [(1, D.Attributes.PartsList)], reportInterval=(0, 10))
+        # The rooms (Actions EndpointLists) subscribed too: the new room's list must be reported.
+        # (keepSubscriptions: a new subscription otherwise ends the controller's earlier ones.)
+        rooms_sub = await ctrl.ReadAttribute(node, [(1, AC.Attributes.EndpointLists)], reportInterval=(0, 10), keepSubscriptions=True)
         try:
             loop = asyncio.get_running_loop()
             reports = asyncio.Queue()
+            room_reports = asyncio.Queue()
             sub.SetAttributeUpdateCallback(
                 lambda path, transaction: loop.call_soon_threadsafe(reports.put_nowait, list(transaction.GetAttribute(path))))
+            rooms_sub.SetAttributeUpdateCallback(
+                lambda path, transaction: loop.call_soon_threadsafe(
+                    room_reports.put_nowait, {l.name: sorted(l.endpoints) for l in transaction.GetAttribute(path)}))
             broker.publish("homeassistant/sensor/mt21attic/temperature/config", json.dumps({
                 "name": "Temperature", "unique_id": "mt21attic-temperature", "state_topic": "mt21attic/temperature",
                 "device_class": "temperature", "unit_of_measurement": "°C",
@@ -484,8 +515,19 @@ async def main():
             except asyncio.TimeoutError:
                 fail(f"no Aggregator PartsList report with a new endpoint within 15 s of commissioning {device} (last {parts}, before {before})")
             print(f"BENCH commission in Hearth -> PartsList report {time.monotonic() - t0:.3f} s", flush=True)
+            new_endpoints = set(parts) - set(before)
+            reported = None
+            try:
+                while True:
+                    reported = await asyncio.wait_for(room_reports.get(), timeout=15)
+                    if new_endpoints and new_endpoints <= set(reported.get("Attic", [])):
+                        break
+            except asyncio.TimeoutError:
+                fail(f"no Actions EndpointLists report with room 'Attic' = {sorted(new_endpoints)} within 15 s (last {reported})")
+            ok(f"subscribed to the Aggregator's Actions EndpointLists: the report after the commissioning lists room 'Attic' = {reported['Attic']}")
         finally:
             sub.Shutdown()
+            rooms_sub.Shutdown()
         new = sorted(set(parts) - set(before))
         if len(new) != 1 or not set(before) <= set(parts):
             fail(f"PartsList report {parts} after commissioning {device}; before {before}")
@@ -582,10 +624,22 @@ async def main():
         ids = sorted(f["fabricID"] for f in shown["fabrics"])
         if ids != ["1", "2"]:
             fail(f"'hearth matter show' with two fabrics: {shown}")
-        removed = json.loads(cli("matter", "remove-fabric", str(other_index), "--json"))
+        if WEB_PYTHON:
+            # The web page's Remove button (headless Chromium inside this namespace).
+            r = subprocess.run([WEB_PYTHON, os.path.join(os.path.dirname(os.path.abspath(__file__)), "web_fabrics.py"),
+                                f"http://127.0.0.1:{API_PORT}", PASSWORD, str(other_index), ",".join(ids)],
+                               capture_output=True, text=True, timeout=120)
+            print(r.stdout.strip(), flush=True)
+            if r.returncode != 0:
+                fail(f"the web page's Remove: {r.stdout.strip()} {r.stderr.strip()[-2000:]}")
+            removed = matter_show()
+            how = f"the web page's Remove button on fabric {other_index}"
+        else:
+            removed = json.loads(cli("matter", "remove-fabric", str(other_index), "--json"))
+            how = f"'remove-fabric {other_index}'"
         if [f["fabricID"] for f in removed["fabrics"]] != ["1"]:
-            fail(f"'hearth matter remove-fabric {other_index}': {removed}")
-        ok(f"'hearth matter show' listed both fabrics; 'remove-fabric {other_index}' left fabric 0x1")
+            fail(f"{how}: {removed}")
+        ok(f"'hearth matter show' listed both fabrics; {how} left fabric 0x1")
         controller.ExpireSessions(1)
         await retry("first controller after the removal", lambda: read_bridge(controller, 1))
         ok("the first controller still reads after the second fabric was removed")

@@ -10,6 +10,7 @@ import { renderAccess } from "/web/access.js";
 import { renderPlugins } from "/web/plugins.js";
 import { renderEvents } from "/web/events.js";
 import { renderExposure } from "/web/exposure.js";
+import { resetMatter } from "/web/matter.js";
 import { renderAutomations, resetAutomations } from "/web/automations.js";
 
 // ---------- sign in ----------
@@ -21,6 +22,7 @@ function signedOut(message) {
   for (const m of [state.devices, state.latest, state.discovered, state.rooms, state.structures]) m.clear();
   state.events = [];
   resetAutomations();
+  resetMatter();
   $("#nav").hidden = true;
   $("#signout").hidden = true;
   $("#who").textContent = "";

@@ -1,6 +1,7 @@
 // The exposure view (admins): which devices leave the house through MQTT export and the bridges.
 import { el, call, attempt, toast, $ } from "/web/core.js";
 import { renderHAP } from "/web/hap.js";
+import { renderMatter } from "/web/matter.js";
 
 const list = (s) => s.split(",").map((x) => x.trim()).filter((x) => x);
 const verdicts = {
@@ -10,6 +11,7 @@ const verdicts = {
 
 export async function renderExposure() {
   renderHAP();
+  renderMatter();
   const e = await attempt("Loading the exposure", () => call("GET", "/exposure"));
   if (!e) return;
   const p = e.policy;
