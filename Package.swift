@@ -346,7 +346,8 @@ let package = Package(
             ],
             swiftSettings: settings),
         .testTarget(
-            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "PluginHost", "TestSupport", pluginKit, driverTesting], swiftSettings: settings),
+            name: "GPIOPluginTests", dependencies: ["GPIOKit", "HomeCore", "HomeAutomation", "PluginHost", "TestSupport", pluginKit, driverTesting],
+            swiftSettings: settings),
         .testTarget(
             name: "HomeCoreTests",
             dependencies: ["HomeCore", pluginKit, .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "HashTreeCollections", package: "swift-collections")],

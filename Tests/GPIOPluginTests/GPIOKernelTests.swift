@@ -1,6 +1,7 @@
 import DriverAPI
 import Foundation
 import GPIOKit
+import HomeAutomation
 import HomeCore
 import HomeModel
 import PluginHost
@@ -117,6 +118,49 @@ struct GPIOKernelTests {
             CommandRequest(device: lamp, deviceType: OnOffLightDeviceType.identifier, trait: OnOffTrait.identifier, command: OnOffTrait.Command.toggle))
         #expect(try Self.read(3, "value") == "0")
         try await waitFor(plugin.home, lamp) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(false) }
+        await plugin.stop()
+    }
+
+    /// Issue 18 on a real kernel: a button on gpio-sim switches a relay line through an
+    /// automation (the real plugin `.so`, the real engine on the core's lossless tap).
+    @Test func aButton_switchesARelay_throughAnAutomation() async throws {
+        let chip = try #require(Self.chip)
+        let plugin = try Self.start([
+            ["id": "bell", "chip": .string(chip), "line": 6, "role": "button", "bias": "pull-down", "name": "Hall Button", "room": "Hall"],
+            ["id": "relay", "chip": .string(chip), "line": 7, "role": "relay", "name": "Hall Relay", "room": "Hall"],
+        ])
+        let bell = DeviceID(plugin: "gpio", local: "bell")
+        let relay = DeviceID(plugin: "gpio", local: "relay")
+        try await plugin.waitFor(relay) { $0.value(OnOffTrait.identifier, OnOffTrait.Attribute.onOff) == .bool(false) }
+        try await plugin.waitFor(bell) { $0.value(SwitchTrait.identifier, SwitchTrait.Attribute.currentPosition) == .int(0) }
+        try await plugin.waitFor(bell) { $0.snapshot.commissioning == .commissioned }
+        try await plugin.waitFor(relay) { $0.snapshot.commissioning == .commissioned }
+        #expect(try Self.read(7, "value") == "0")
+        let engine = AutomationEngine(core: plugin.core)
+        let service = Task { await engine.run() }
+        defer { service.cancel() }
+        let admin = Principal(id: "user:admin", role: .admin)
+        try await engine.save(
+            JSONDecoder().decode(
+                Automation.self,
+                from: Data("""
+                    {"id": "bell-relay", "name": "Bell toggles relay",
+                     "starters": [{"event": {"device": "gpio:bell", "trait": "Switch", "event": "InitialPress"}}],
+                     "actions": [{"command": {"device": "gpio:relay", "trait": "OnOff", "command": "Toggle"}}]}
+                    """.utf8)), as: admin)
+        await engine.start()
+        for (press, expected) in [(1, "1"), (2, "0")] {
+            try Self.setPull(6, "pull-up")
+            try await withDeadline("the relay line at \(expected) after press \(press)") {
+                while try Self.read(7, "value") != expected { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            try await plugin.waitFor(bell) { $0.value(SwitchTrait.identifier, SwitchTrait.Attribute.currentPosition) == .int(1) }
+            try Self.setPull(6, "pull-down")
+            try await plugin.waitFor(bell) { $0.value(SwitchTrait.identifier, SwitchTrait.Attribute.currentPosition) == .int(0) }
+        }
+        await engine.waitForTraces { ($0["bell-relay"] ?? []).filter { $0.outcome == .completed }.count == 2 }
+        let traces = try await engine.runs("bell-relay", as: admin)
+        #expect(traces.allSatisfy { $0.steps.first?.result == "ok" }, "\(traces)")
         await plugin.stop()
     }
 
