@@ -35,6 +35,9 @@ struct BackupCommand: ParsableCommand {
     @Option(name: .customLong("hap-state"), help: "The HomeKit bridge's state file, when hap.state names one (default: hap.sqlite beside the database).")
     var hapState: String?
 
+    @Option(name: .customLong("matter-state"), help: "The Matter bridge's state file, when matter.state names one (default: matter.sqlite beside the database).")
+    var matterState: String?
+
     func run() throws {
         guard FileManager.default.fileExists(atPath: database) else {
             throw fail(.notFound("\(database): no such database (give it with --database)"))
@@ -49,6 +52,10 @@ struct BackupCommand: ParsableCommand {
         }
         // The HomeKit bridge's keys and pairings (mode 0600), so a restore keeps the iPhones paired.
         if let hap = try HAPBackup.save(database: database, output: output, state: hapState) { print("saved the HomeKit bridge's keys and pairings to \(hap)") }
+        // The Matter bridge's fabrics, NOCs, operational keys and ACL (mode 0600): controllers stay paired.
+        if let matter = try MatterBackup.save(database: database, output: output, state: matterState) {
+            print("saved the Matter bridge's fabrics and keys to \(matter)")
+        }
     }
 }
 
@@ -77,6 +84,9 @@ struct RestoreCommand: ParsableCommand {
     @Option(name: .customLong("hap-state"), help: "The HomeKit bridge's state file, when hap.state names one (default: hap.sqlite beside the database).")
     var hapState: String?
 
+    @Option(name: .customLong("matter-state"), help: "The Matter bridge's state file, when matter.state names one (default: matter.sqlite beside the database).")
+    var matterState: String?
+
     func run() throws {
         do {
             let lock = try DatabaseLock(database: database, holder: "hearth restore")
@@ -84,6 +94,9 @@ struct RestoreCommand: ParsableCommand {
             let export = try db.readBackup(input)
             try db.restore(export)
             if let hap = try HAPBackup.restore(database: database, input: input, state: hapState) { print("restored the HomeKit bridge's keys and pairings from \(hap)") }
+            if let matter = try MatterBackup.restore(database: database, input: input, state: matterState) {
+                print("restored the Matter bridge's fabrics and keys from \(matter)")
+            }
             withExtendedLifetime(lock) {}
             print("restored \(export.structures.count) structure(s), \(export.rooms.count) room(s), \(export.devices.count) device(s)\(automationSummary(export)) from \(input)")
         } catch let error as HomeError {
