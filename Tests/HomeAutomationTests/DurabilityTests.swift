@@ -68,6 +68,45 @@ import Testing
         return (h, try await second.runs("hall", as: admin))
     }
 
+    /// A `for` hold is a row too: "above 30 °C for 10 minutes" held 4 minutes when the process
+    /// died (abandoned, as `kill -9` leaves it) fires 6 minutes after the hold began on the new
+    /// engine, not 10 after the restart, and not at all if the value fell meanwhile.
+    @Test func forHold_continuesAcrossARestart_atItsAbsoluteDueTime() async throws {
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let h = TestHome()
+        let clock1 = TestAutomationClock()
+        let first = AutomationEngine(core: h.core, store: try open(), clock: clock1)
+        _ = Task { await first.run() }  // abandoned below, never cancelled: a killed process
+        try await first.save(
+            .json("""
+                {"id": "hot", "name": "Too hot",
+                 "starters": [{"attribute": {"device": "p:thermo", "trait": "TemperatureMeasurement", "attribute": "MeasuredValue", "above": 3000, "for": "10m"}}],
+                 "actions": [{"command": {"device": "p:lamp", "trait": "OnOff", "command": "On"}}]}
+                """), as: admin)
+        await first.start()
+        h.temperature(3100)
+        await first.waitForVersion(h.core.state.version)
+        await clock1.manual.waitForSleepers(1)
+        let rows = try open().loadTimers()
+        #expect(rows.map(\.kind) == ["hold"])
+        #expect(rows.first?.dueAt == clock1.now().addingTimeInterval(600), "the hold's due time is absolute")
+
+        // 4 minutes later a new engine (a new process) on the same file: 6 minutes are left.
+        let clock2 = TestAutomationClock(epoch: clock1.now().addingTimeInterval(240))
+        let second = AutomationEngine(core: h.core, store: try open(), clock: clock2)
+        let task2 = Task { await second.run() }
+        defer { task2.cancel() }
+        await second.start()
+        await clock2.manual.waitForSleepers(1)
+        clock2.advance(.seconds(350))
+        #expect(h.lampOn != true, "the hold's remaining 6 minutes are not over")
+        clock2.advance(.seconds(11))
+        await second.waitForTraces { $0["hot"]?.last?.outcome == .completed }
+        #expect(h.lampOn == true)
+        #expect(try await second.runs("hot", as: admin).first?.cause.description.contains("hold continued after restart") == true)
+        #expect(try open().loadTimers().isEmpty)
+    }
+
     @Test func delay_resumesWithItsRemainingTime_afterAStop() async throws {
         let (h, runs) = try await restartDuringADelay(graceful: true, onRestart: .resume)
         #expect(h.lampOn == false)
