@@ -156,7 +156,9 @@ async def main():
             sub.Shutdown()
         ms = [s * 1000 for s in samples]
         bench(f"edge -> BooleanState report n={len(ms)} p50 {percentile(ms, 50):.2f} ms p99 {percentile(ms, 99):.2f} ms "
-              f"min {min(ms):.2f} ms max {max(ms):.2f} ms")
+              f"min {min(ms):.2f} ms max {max(ms):.2f} ms (p90 {percentile(ms, 90):.2f} ms, p95 {percentile(ms, 95):.2f} ms)")
+        slow = [(i, round(v, 1)) for i, v in enumerate(ms) if v > 2 * percentile(ms, 50)]
+        bench(f"edges slower than twice the median: {len(slow)} of {len(ms)} (edge, ms): {slow[:20]}")
 
         await asyncio.sleep(2)
         base, base_children = rss_kib(hearthd.proc.pid)
