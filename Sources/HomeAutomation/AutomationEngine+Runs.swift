@@ -42,8 +42,15 @@ extension AutomationEngine {
 
     /// Waits until the engine has processed every change up to the core's `version`.
     public func waitForVersion(_ version: UInt64) async {
+        processedVersion = max(processedVersion, tap.skippedThrough(processed: processedVersion))
         if processedVersion >= version { return }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in versionWaiters.append((version, c)) }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            // Waiting makes the engine busy (the tap offers every change from now on); what
+            // the tap passed over until then counts as read.
+            versionWaiters.append((version, c))
+            processedVersion = max(processedVersion, tap.skippedThrough(processed: processedVersion))
+            checkWaiters()
+        }
     }
 
     func checkWaiters() {

@@ -7,6 +7,18 @@ import Logging
 extension AutomationEngine {
     // MARK: - The tap
 
+    /// Tells the tap whether any change could concern the engine: not while it has no
+    /// automation (enabled or not), no run, nothing pending and nobody waiting for a change or a
+    /// version. An idle engine is not woken for every report of the home (the core passes over
+    /// its changes and counts them as read); whatever makes it busy again tells the tap first.
+    func refreshTapIdle() {
+        let idle = started && !stopping && records.isEmpty && running.values.allSatisfy(\.isEmpty) && pendingConfig.isEmpty && pendingScenes.isEmpty
+            && changeWaiters.isEmpty && versionWaiters.isEmpty
+        guard idle != tapIdle else { return }
+        tapIdle = idle
+        tap.setIdle(idle)
+    }
+
     /// Processes tapped changes in core order (``run()`` feeds it; tests may call it).
     func process(_ changes: [TappedChange], dropped: UInt64, newestDroppedVersion: UInt64 = 0) {
         if dropped > 0 {
@@ -43,6 +55,7 @@ extension AutomationEngine {
         // A dropped change is never seen: count past it, or whoever waits for its version
         // (`waitForVersion`) would wait for ever.
         processedVersion = max(processedVersion, newestDroppedVersion)
+        processedVersion = max(processedVersion, tap.skippedThrough(processed: processedVersion))
         let waiters = changeWaiters
         changeWaiters = [:]
         for w in waiters.values { w.resume() }

@@ -58,7 +58,9 @@ public actor AutomationEngine {
     let logger: Logger
     public nonisolated let tap: ChangeTap
 
-    var records: [String: AutomationRecord] = [:]
+    var records: [String: AutomationRecord] = [:] {
+        didSet { refreshTapIdle() }
+    }
     /// Each automation's name as ``NamingRules/normalised(_:)`` gives it, by id, with the name it
     /// was worked out from (normalising is Unicode work: saving the thousandth automation would
     /// otherwise normalise the 999 names before it).
@@ -73,17 +75,23 @@ public actor AutomationEngine {
     /// those (a save costs O(its starters), not O(every starter)).
     var indexedKeys: [String: IndexedKeys] = [:]
     var traces: [String: [RunTrace]] = [:]
-    var running: [String: [String: Task<Void, Never>]] = [:]
+    var running: [String: [String: Task<Void, Never>]] = [:] {
+        didSet { refreshTapIdle() }
+    }
     var queued: [String: [(RunTrace.Cause, Int)]] = [:]
     var lastStart: [String: Date] = [:]
     var recentStarts: [String: [Date]] = [:]
     var scheduleTasks: [String: Task<Void, Never>] = [:]
     /// Devices an automation's run commanded recently, with the run's loop depth.
     var recentCommands: [DeviceID: (depth: Int, at: Date)] = [:]
-    var changeWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+    var changeWaiters: [UUID: CheckedContinuation<Void, Never>] = [:] {
+        didSet { refreshTapIdle() }
+    }
     var cancelledWaiters: Set<UUID> = []
     var traceWaiters: [UUID: (@Sendable ([String: [RunTrace]]) -> Bool, CheckedContinuation<Void, Never>)] = [:]
-    var versionWaiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
+    var versionWaiters: [(UInt64, CheckedContinuation<Void, Never>)] = [] {
+        didSet { refreshTapIdle() }
+    }
     /// The newest core version the engine has processed.
     public internal(set) var processedVersion: UInt64 = 0
     var notificationContinuations: [UUID: AsyncStream<String>.Continuation] = [:]
@@ -93,15 +101,21 @@ public actor AutomationEngine {
     public internal(set) var droppedChanges: UInt64 = 0
     var started = false
     var stopping = false
+    /// What the tap was last told (``refreshTapIdle()``).
+    var tapIdle = false
     /// Finished traces not written yet, by run ID (``flushTraces()``).
     var pendingTraces: [String: RunTrace] = [:]
     var pendingOrder: [String] = []
     var traceCommit: Task<Void, Never>?
     /// Config automations waiting for devices no plugin has reported yet, by ID, with where
     /// they are defined (``loadConfigured(_:refs:pending:)``).
-    var pendingConfig: [String: (automation: Automation, ref: String?)] = [:]
+    var pendingConfig: [String: (automation: Automation, ref: String?)] = [:] {
+        didSet { refreshTapIdle() }
+    }
     /// Config scenes waiting for their devices, by ID (loaded into ``scenes`` when they appear).
-    var pendingScenes: [String: AutomationConfig.PendingScene] = [:]
+    var pendingScenes: [String: AutomationConfig.PendingScene] = [:] {
+        didSet { refreshTapIdle() }
+    }
     /// An app grant's current scope by grant ID (``setGrantLookup(_:)``).
     var grantLookup: (@Sendable (String) -> GrantScope?)?
     /// What ``reload(as:)`` runs (set by hearthd).
@@ -214,6 +228,7 @@ public actor AutomationEngine {
         // Devices reported before the tap was installed may be what a pending one waits for.
         retryPending()
         for id in records.keys.sorted() { startupStarters(id) }
+        refreshTapIdle()
     }
 
     func stop() {

@@ -39,6 +39,15 @@ public final class ChangeTap: Sendable {
         var newestDropped: UInt64 = 0
         var waiter: CheckedContinuation<Void, Never>?
         var closed = false
+        /// The reader has nothing that any change could concern (``setIdle(_:)``).
+        var idle = false
+        /// The newest change passed over while idle with nothing waiting (0: none)…
+        var idleThrough: UInt64 = 0
+        /// …and the newest version handed to the reader before it: once the reader has
+        /// processed that far, it has seen everything through `idleThrough`.
+        var idleAfter: UInt64 = 0
+        /// The newest version ``next()`` has handed out.
+        var takenThrough: UInt64 = 0
     }
     let state = Mutex(State())
     public let capacity: Int
@@ -49,6 +58,42 @@ public final class ChangeTap: Sendable {
     public var dropped: UInt64 { state.withLock { $0.dropped } }
     /// How many changes wait to be read.
     public var depth: Int { state.withLock { $0.queue.count } }
+
+    /// Tells the tap whether its reader has anything a change could concern. An idle reader (an
+    /// engine with no automation, nothing pending and nobody waiting for it) is not woken, and
+    /// nothing is built for it: the core's change costs one lock here instead of a list of
+    /// items and a thread's wake-up. The versions passed over still count as read
+    /// (``skippedThrough(processed:)``).
+    public func setIdle(_ idle: Bool) {
+        state.withLock { $0.idle = idle }
+    }
+
+    /// Whether the reader said it is idle.
+    public var isIdle: Bool { state.withLock { $0.idle } }
+
+    /// Passes over a change when the reader is idle (called under the core's lock, before
+    /// anything is built for ``offer(_:)``); false when the change is to be offered.
+    func skip(version: UInt64, origin: ChangeOrigin) -> Bool {
+        state.withLock { s in
+            guard s.idle, !s.closed else { return false }
+            if s.queue.isEmpty {
+                s.idleThrough = version
+                s.idleAfter = s.takenThrough
+            } else {
+                // Behind changes still to be read: kept in order, with nothing in it (the
+                // reader, already woken for those, counts past it).
+                s.queue.append(TappedChange(version: version, origin: origin, acceptedAt: .now, items: []))
+            }
+            return true
+        }
+    }
+
+    /// The newest version the reader may count as read without seeing it, once it has
+    /// processed through `processed`: a change passed over while idle, when everything handed
+    /// out before it is processed (0 when none).
+    public func skippedThrough(processed: UInt64) -> UInt64 {
+        state.withLock { s in processed >= s.idleAfter ? s.idleThrough : 0 }
+    }
 
     /// Appends a change (called under the core's lock); returns the waiter to resume after it.
     func offer(_ change: TappedChange) -> CheckedContinuation<Void, Never>? {
@@ -81,6 +126,7 @@ public final class ChangeTap: Sendable {
             let taken: Batch?? = state.withLock { s in
                 if !s.queue.isEmpty || s.dropped > 0 {
                     let out = Batch(changes: Array(s.queue), dropped: s.dropped, newestDroppedVersion: s.newestDropped)
+                    s.takenThrough = max(s.takenThrough, s.queue.last?.version ?? 0, s.newestDropped)
                     s.queue.removeAll(keepingCapacity: true)
                     s.dropped = 0
                     s.newestDropped = 0

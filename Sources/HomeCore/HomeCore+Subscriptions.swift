@@ -21,7 +21,7 @@ extension HomeCore {
             }
         case .discovered:
             any = principal.role == .admin
-                ? state.devices.filter { $0.value.commissioning == .discovered } : TreeDictionary<DeviceID, DeviceSnapshot>()
+                ? state.discovered : TreeDictionary<DeviceID, DeviceSnapshot>()
         case .structures:
             any = state.structures
         case .rooms:

@@ -53,7 +53,8 @@ public final class HomeCore: Sendable {
     }
 
     struct Inner: Sendable {
-        var state = HomeState()
+        /// The state, with the core's unversioned last-seen table (``lastSeen``).
+        var state = HomeState(lastSeenTable: LastSeenTable())
         /// The running catalogue, as ``catalogBox`` holds it: the state machine reads it here,
         /// under the lock it already holds (no second lock and no copy per change).
         var catalog: Catalog
@@ -131,6 +132,10 @@ public final class HomeCore: Sendable {
     /// The current state (a cheap copy: the collections are persistent).
     public var state: HomeState { inner.withLock { $0.state } }
 
+    /// When each device last reported (core clock, nanoseconds since the Unix epoch): a copy
+    /// of the core's table, which is not versioned with ``state`` (its `lastSeen` stays empty).
+    public var lastSeen: [DeviceID: UInt64] { inner.withLock { $0.state.lastSeenTable?.times ?? $0.state.lastSeen.reduce(into: [:]) { $0[$1.key] = $1.value } } }
+
     /// A session for `principal`.
     public func home(for principal: Principal) -> Home { Home(core: self, principal: principal) }
 
@@ -175,6 +180,9 @@ public final class HomeCore: Sendable {
                 }
             } else {
                 before = inner.state
+                // `next` shares the core's last-seen table: a change refused below after its
+                // apply may already have moved a time there (at worst a removed device's time is
+                // forgotten early; the next report writes it again).
                 var next = inner.state
                 do throws(HomeError) {
                     outcome = try next.apply(change, catalog: inner.catalog)
@@ -229,7 +237,9 @@ public final class HomeCore: Sendable {
         else { return [] }
         let after = inner.state
         var deliveries: [@Sendable () -> Void] = []
-        if let tap = inner.tap, let waiter = tap.offer(tapped(change, outcome, after, catalog: inner.catalog, at: .now)) {
+        if let tap = inner.tap, !tap.skip(version: outcome.version, origin: outcome.origin),
+            let waiter = tap.offer(tapped(change, outcome, after, catalog: inner.catalog, at: .now))
+        {
             deliveries.append { waiter.resume() }
         }
         let shape = outcome.structuresChanged || outcome.roomsChanged

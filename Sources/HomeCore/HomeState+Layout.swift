@@ -114,7 +114,6 @@ extension HomeState {
         case .removeDevice(let id):
             guard devices[id] != nil else { throw .notFound("no device \(id)") }
             drop(id)
-            lastSeen[id] = nil
             outcome.devices.append((id, .removed))
         }
     }

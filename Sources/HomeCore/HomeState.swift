@@ -8,25 +8,43 @@ public import HashTreeCollections
 /// current devices to many subscribers copies nothing.
 public struct HomeState: Sendable {
     public internal(set) var version: UInt64 = 0
-    /// Every device: discovered and commissioned.
-    public internal(set) var devices: TreeDictionary<DeviceID, DeviceSnapshot> = [:]
-    /// The commissioned devices only: what `devices()` shows (kept in step with `devices`).
-    public internal(set) var commissioned: TreeDictionary<DeviceID, DeviceSnapshot> = [:]
+    /// Every device: discovered and commissioned (a view over the two trees below).
+    public internal(set) var devices = DeviceTable()
+    /// The commissioned devices only: what `devices()` shows.
+    public var commissioned: TreeDictionary<DeviceID, DeviceSnapshot> { devices.commissioned }
+    /// The discovered devices only: the list waiting to be commissioned.
+    public var discovered: TreeDictionary<DeviceID, DeviceSnapshot> { devices.discovered }
     public internal(set) var structures: TreeDictionary<StructureID, StructureSnapshot> = [:]
     public internal(set) var rooms: TreeDictionary<RoomID, RoomSnapshot> = [:]
-    /// When each device last reported (core clock, nanoseconds since the Unix epoch).
+    /// When each device last reported (core clock, nanoseconds since the Unix epoch), for a
+    /// state of its own. A state the core owns keeps these times in the core's
+    /// ``LastSeenTable`` instead (``HomeCore/lastSeen``), and this stays empty.
     public internal(set) var lastSeen: TreeDictionary<DeviceID, UInt64> = [:]
+    /// The core's unversioned last-seen table, when the core owns this state.
+    var lastSeenTable: LastSeenTable?
 
     public init() {}
 
+    init(lastSeenTable: LastSeenTable) {
+        self.lastSeenTable = lastSeenTable
+    }
+
     mutating func put(_ device: DeviceSnapshot) {
-        devices[device.id] = device
-        commissioned[device.id] = device.commissioning == .commissioned ? device : nil
+        devices.put(device)
     }
 
     mutating func drop(_ id: DeviceID) {
-        devices[id] = nil
-        commissioned[id] = nil
+        devices.drop(id)
+        seen(id, at: nil)
+    }
+
+    /// Records when a device was last seen (nil: forgets it).
+    mutating func seen(_ id: DeviceID, at: UInt64?) {
+        if let lastSeenTable {
+            lastSeenTable.times[id] = at
+        } else {
+            lastSeen[id] = at
+        }
     }
 }
 
@@ -246,7 +264,6 @@ extension HomeState {
             setConnectivity(id, .offline, into: &outcome)
         } else {
             drop(id)
-            lastSeen[id] = nil
             outcome.devices.append((id, .removed))
         }
     }
@@ -264,19 +281,45 @@ extension HomeState {
         // have freed (the debug build crashed under report churn). No read of the slot comes
         // before the edit (one descent of the tree per report, not two): a device that is not
         // there gets the default, which is taken out again at once.
-        let edit = Self.applyReport(r, to: &devices[id, default: .vacancy], commissioned: &commissioned)
+        // The device is edited where it is (one descent of its tree, the key never removed and
+        // re-inserted) through `subscript(_:default:)`'s `_modify`, never through
+        // `subscript(_:)`'s: swift-collections 1.6.0 prepares the latter with an `_UnsafePath`
+        // taken before it copies a node that a snapshot shares, and its debug assertions then
+        // read that old node, which a subscriber dropping its snapshot on another thread may
+        // have freed (the debug build crashed under report churn). No read of the slot comes
+        // before the edit: a device that is not there gets the default, which is taken out
+        // again at once. Which tree holds the device: when one tree is empty, the other; else
+        // a read of the smaller one (shallow: in a running home the discovered list is short,
+        // while the home is first found everything is discovered).
+        let inCommissioned: Bool
+        if devices.discovered.isEmpty {
+            inCommissioned = true
+        } else if devices.commissioned.isEmpty {
+            inCommissioned = false
+        } else if devices.discovered.count <= devices.commissioned.count {
+            inCommissioned = devices.discovered[id] == nil
+        } else {
+            inCommissioned = devices.commissioned[id] != nil
+        }
+        let edit: ReportEdit
+        if inCommissioned {
+            edit = Self.applyReport(r, to: &devices.commissioned[id, default: .vacancy])
+            if case .unknownDevice = edit { devices.commissioned.removeValue(forKey: id) }
+        } else {
+            edit = Self.applyReport(r, to: &devices.discovered[id, default: .vacancy])
+            if case .unknownDevice = edit { devices.discovered.removeValue(forKey: id) }
+        }
         switch edit {
         case .unknownDevice:
-            devices.removeValue(forKey: id)
             outcome.rejected.append(Self.unknown(id))
         case .noSuchTrait:
-            lastSeen[id] = at
+            seen(id, at: at)
             outcome.rejected.append((id, "\(r.trait.hex)", "device \(id) has no trait \(catalog.trait(r.trait)?.name ?? r.trait.hex)"))
         case .unchanged:
-            lastSeen[id] = at
+            seen(id, at: at)
             outcome.refreshed += 1
         case .changed(let kind):
-            lastSeen[id] = at
+            seen(id, at: at)
             outcome.devices.append((id, kind))
         }
     }
@@ -298,36 +341,11 @@ extension HomeState {
         catalog.refusal(r.trait, r.attribute, r.value).map { ("\(r.trait.hex)/\(r.attribute.hex)", $0) }
     }
 
-    /// Applies one report to the device in `slot` (from ``devices``, ``DeviceSnapshot/vacancy``
-    /// when there is none) and, for a commissioned device, to its copy in `commissioned`.
-    static func applyReport(
-        _ r: AttributeReport, to slot: inout DeviceSnapshot, commissioned: inout TreeDictionary<DeviceID, DeviceSnapshot>
-    ) -> ReportEdit {
+    /// Applies one report to the device in `slot` (from one of ``devices``' trees,
+    /// ``DeviceSnapshot/vacancy`` when there is none), edited where it is.
+    static func applyReport(_ r: AttributeReport, to slot: inout DeviceSnapshot) -> ReportEdit {
         guard !slot.isVacancy else { return .unknownDevice }
-        if slot.commissioning == .commissioned {
-            let id = slot.id
-            return applyReport(r, to: &slot, sharedWith: &commissioned[id, default: .vacancy])
-        }
-        // Held in one tree only: edited where it is (no move out and back, no scratch copy).
         return record(r, in: &slot)
-    }
-
-    /// Applies one report to a device held in `slot` (from ``devices``) and, for a commissioned
-    /// device, in `shared` (the same value in ``commissioned``; a scratch value otherwise).
-    ///
-    /// The device is moved out of `slot` and the second reference dropped first, so the
-    /// device's nested storage (types → traits → attributes) is uniquely referenced and the
-    /// one attribute changes in place instead of copying the path to it (a subscriber still
-    /// holding the previous version keeps the copy). Both slots get the device back.
-    static func applyReport(_ r: AttributeReport, to slot: inout DeviceSnapshot, sharedWith shared: inout DeviceSnapshot) -> ReportEdit {
-        var device = DeviceSnapshot.vacancy
-        swap(&device, &slot)
-        shared = .vacancy
-        defer {
-            slot = device
-            shared = device
-        }
-        return record(r, in: &device)
     }
 
     /// Records one report's value in the device's traits (every type that has the trait, or the
@@ -373,7 +391,7 @@ extension HomeState {
                 }
             }
         }
-        lastSeen[id] = at
+        seen(id, at: at)
         outcome.events.append(
             DeviceEvent(
                 device: id, deviceType: type.id, trait: e.trait, event: e.event, fields: e.fields,

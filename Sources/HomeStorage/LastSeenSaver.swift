@@ -38,7 +38,7 @@ public final class LastSeenSaver<C: Clock>: Sendable where C.Duration == Duratio
         self.logger = logger
         // What restore() loaded is already in the file.
         saved.withLock { saved in
-            for (id, at) in core.state.lastSeen { saved[id] = at }
+            for (id, at) in core.lastSeen { saved[id] = at }
         }
     }
 
@@ -51,7 +51,7 @@ public final class LastSeenSaver<C: Clock>: Sendable where C.Duration == Duratio
         // One save at a time, so two never race to mark different snapshots as saved.
         try saved.withLock { saved throws(HomeError) -> Int in
             var changed: [DeviceID: UInt64] = [:]
-            for (id, at) in core.state.lastSeen where (saved[id] ?? 0) < at { changed[id] = at }
+            for (id, at) in core.lastSeen where (saved[id] ?? 0) < at { changed[id] = at }
             guard !changed.isEmpty else { return 0 }
             try database.recordSeen(changed)
             saved.merge(changed) { _, new in new }

@@ -24,6 +24,13 @@ import Testing
          "actions": [{"command": {"device": "p:lamp", "trait": "OnOff", "command": "On"}}]}
         """
 
+    /// Runs on every change of the thermometer's value, each run its own.
+    static let counter = """
+        {"id": "count", "name": "Counter", "mode": "parallel",
+         "starters": [{"attribute": {"device": "p:thermo", "trait": "TemperatureMeasurement", "attribute": "MeasuredValue", "changes": true}}],
+         "actions": [{"log": "seen"}]}
+        """
+
     @Test func buttonEvent_switchesTheLamp_withAnAutomationOrigin() async throws {
         let h = TestHome()
         let (e, task) = engine(h)
@@ -64,18 +71,59 @@ import Testing
         let h = TestHome()
         let (e, task) = engine(h)
         defer { task.cancel() }
-        try await e.save(
-            .json("""
-                {"id": "count", "name": "Counter", "mode": "parallel",
-                 "starters": [{"attribute": {"device": "p:thermo", "trait": "TemperatureMeasurement", "attribute": "MeasuredValue", "changes": true}}],
-                 "actions": [{"log": "seen"}]}
-                """), as: admin)
+        try await e.save(.json(Self.counter), as: admin)
         await e.start()
         for v in 0..<40 { h.temperature(Int64(2000 + v)) }
         await e.waitForVersion(h.core.state.version)
         let seen = await runs(e, "count").compactMap { $0.cause.new?.intValue }.sorted()
         #expect(seen == (0..<40).map { Int64(2000 + $0) }, "every transition, in order, none coalesced")
         #expect(await e.droppedChanges == 0)
+    }
+
+    @Test func idleEngine_isNotHandedChanges_countsThemRead_andWakesForItsFirstAutomation() async throws {
+        let h = TestHome()
+        let e = AutomationEngine(core: h.core, clock: TestAutomationClock())
+        await e.start()  // no automation, nothing pending: idle
+        for v in 0..<20 { h.temperature(Int64(2000 + v)) }
+        #expect(e.tap.isIdle)
+        #expect(e.tap.depth == 0, "an idle engine is neither handed nor woken for changes")
+        await e.waitForVersion(h.core.state.version)  // what the tap passed over counts as read
+        #expect(await e.processedVersion == h.core.state.version)
+        let task = Task { await e.run() }
+        defer { task.cancel() }
+        try await e.save(.json(Self.counter), as: admin)
+        for v in 0..<10 { h.temperature(Int64(3000 + v)) }
+        await e.waitForVersion(h.core.state.version)
+        let seen = await runs(e, "count").compactMap { $0.cause.new?.intValue }.sorted()
+        #expect(seen.suffix(9) == (1..<10).map { Int64(3000 + $0) }, "busy again: every transition reaches it")
+        #expect(!e.tap.isIdle)
+        try await e.delete("count", as: admin)
+        for _ in 0..<400 where !e.tap.isIdle { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(e.tap.isIdle, "idle again once its last automation (and its runs) are gone")
+        await e.waitForVersion(h.core.state.version)
+    }
+
+    @Test func idleTap_countsPassedOverChangesRead_onlyOnceWhatWasHandedOutIsProcessed() async throws {
+        let h = TestHome()
+        let tap = ChangeTap()
+        h.core.installTap(tap)
+        defer { h.core.installTap(nil) }
+        h.temperature(1)  // offered: waits in the queue
+        tap.setIdle(true)
+        h.temperature(2)  // behind a waiting change: kept in order, with no items
+        #expect(tap.depth == 2)
+        let batch = try #require(await tap.next())
+        let handed = try #require(batch.changes.last?.version)
+        #expect(batch.changes.count == 2 && batch.changes[0].items.count == 1 && batch.changes[1].items.isEmpty)
+        h.temperature(3)  // nothing waiting: passed over
+        #expect(tap.depth == 0)
+        let passed = h.core.state.version
+        #expect(passed > handed)
+        #expect(tap.skippedThrough(processed: handed - 1) == 0, "what was handed out is not processed yet")
+        #expect(tap.skippedThrough(processed: handed) == passed)
+        tap.setIdle(false)
+        h.temperature(4)
+        #expect(tap.depth == 1)
     }
 
     @Test func tapOverflow_isCountedAndTraced() async throws {

@@ -62,7 +62,7 @@ import Testing
         // A sensor report moves last-seen in memory only.
         now.advance(5_000)
         Self.reportDoor(h, open: false)
-        #expect(h.core.state.lastSeen[Self.door] == 6_000)
+        #expect(h.core.lastSeen[Self.door] == 6_000)
         #expect(try Self.savedLastSeen(path, Self.door) == 1_000)
 
         // Not before the interval…

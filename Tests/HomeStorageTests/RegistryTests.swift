@@ -38,7 +38,7 @@ import Testing
         // The core's in-memory last-seen (moved by every report) is saved when asked.
         clock.advance(1_000)
         h.context().report("relay", OnOffTrait.identifier, OnOffTrait.Attribute.onOff, .bool(true))
-        try h.db.recordSeen(h.core.state.lastSeen)
+        try h.db.recordSeen(h.core.lastSeen)
         #expect(try h.db.registryEntry(Self.relay)?.lastSeen == 62_000)
         // Never backwards.
         try h.db.recordSeen([Self.relay: 5])
