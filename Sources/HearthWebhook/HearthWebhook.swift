@@ -34,7 +34,7 @@ public func hearthWebhookPost(
 ) {
     let text = String(cString: url)
     guard let target = URL(string: text) else {
-        "not a URL: \(text)".withCString { completion(context, 0, 2, $0) }
+        Caller(context: context, completion: completion).finish(outcome: 2, message: "not a URL: \(text)")
         return
     }
     var request = URLRequest(url: target)
@@ -47,15 +47,31 @@ public func hearthWebhookPost(
     configuration.timeoutIntervalForRequest = timeoutSeconds
     configuration.timeoutIntervalForResource = timeoutSeconds
     let session = URLSession(configuration: configuration)
+    let caller = Caller(context: context, completion: completion)
     let task = session.dataTask(with: request) { _, response, error in
         if let error = error as? URLError, error.code == .timedOut {
-            "timed out".withCString { completion(context, 0, 1, $0) }
+            caller.finish(outcome: 1, message: "timed out")
         } else if let error {
-            error.localizedDescription.withCString { completion(context, 0, 2, $0) }
+            caller.finish(outcome: 2, message: error.localizedDescription)
         } else {
-            completion(context, Int32((response as? HTTPURLResponse)?.statusCode ?? 0), 0, nil)
+            caller.finish(status: Int32((response as? HTTPURLResponse)?.statusCode ?? 0), outcome: 0)
         }
     }
     task.resume()
     session.finishTasksAndInvalidate()
+}
+
+/// Who to tell: the caller's context and C callback, handed over for exactly one call, from
+/// whichever thread URLSession completes on (the interface's contract; hence unchecked).
+struct Caller: @unchecked Sendable {
+    let context: UnsafeMutableRawPointer?
+    let completion: HearthWebhookCompletion
+
+    func finish(status: Int32 = 0, outcome: Int32, message: String? = nil) {
+        if let message {
+            message.withCString { completion(context, status, outcome, $0) }
+        } else {
+            completion(context, status, outcome, nil)
+        }
+    }
 }

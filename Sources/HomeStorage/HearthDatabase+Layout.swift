@@ -237,7 +237,7 @@ extension HearthDatabase: LayoutStore {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
             guard let self else { return }
             self.driverRows.withLock { $0.windowEnded() }
-            do {
+            do throws(HomeError) {
                 try self.flushDriverRows()
             } catch {
                 self.driverRows.withLock { $0.failure = error }

@@ -27,8 +27,10 @@ public enum ResidentCode {
         public var path: String
         /// Resident bytes (`Rss:`).
         public var resident: Int
-        /// Bytes of private copies (written pages, `Anonymous:`) and dirty private pages.
-        public var written: Int
+        /// Bytes of private copies of written pages (`Anonymous:`). Not `Private_Dirty:`: that also
+        /// counts page-cache pages of a file not yet written back (a binary just copied), which
+        /// the page cache keeps when the process lets go of them. Nil when smaps did not say.
+        public var written: Int?
 
         /// A clean, read-only copy of a file: safe to drop from the process.
         public var isReleasable: Bool {
@@ -76,7 +78,7 @@ public enum ResidentCode {
                 guard !out.isEmpty, fields.count >= 2, let kib = Int(fields[1]) else { continue }
                 switch first {
                 case "Rss:": out[out.count - 1].resident = kib * 1024
-                case "Anonymous:", "Private_Dirty:": out[out.count - 1].written += kib * 1024
+                case "Anonymous:": out[out.count - 1].written = kib * 1024
                 default: break
                 }
                 continue
@@ -85,7 +87,7 @@ public enum ResidentCode {
             guard fields.count >= 5, range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16)
             else { continue }
             let path = fields.count == 6 ? String(fields[5]).trimmingLeadingSpaces : ""
-            out.append(Mapping(start: start, end: end, permissions: String(fields[1]), path: path, resident: 0, written: 0))
+            out.append(Mapping(start: start, end: end, permissions: String(fields[1]), path: path, resident: 0, written: nil))
         }
         return out
     }
