@@ -30,5 +30,7 @@ struct ResidentCodeService<C: Clock>: Service where C.Duration == Duration {
                     ])
             }
         }
+        // A service that returns early would end the group (and hearthd); wait for shutdown instead.
+        try? await gracefulShutdown()
     }
 }

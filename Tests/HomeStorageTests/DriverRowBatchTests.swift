@@ -20,15 +20,8 @@ import Testing
         func databaseDidRollback(_ db: Database) {}
     }
 
-    static func sensor(_ n: Int) -> DeviceDescription {
-        DeviceDescription(
-            localID: "t\(n)", name: "Thermometer \(n)",
-            types: [
-                DeviceTypeDescription(
-                    id: TemperatureSensorDeviceType.identifier, isPrimary: true,
-                    traits: [TemperatureMeasurementTrait.identifier: [TemperatureMeasurementTrait.Attribute.measuredValue: .int(2100)]])
-            ])
-    }
+    /// A device as a plugin publishes it (the harness's door sensor, numbered).
+    static func sensor(_ n: Int) -> DeviceDescription { Harness.door("t\(n)", name: "Door \(n)") }
 
     /// The rows in the file, read by a connection of its own (not through the queue).
     static func rowsOnDisk(_ path: String) throws -> Int {
@@ -49,7 +42,7 @@ import Testing
 
         context.publish(Self.sensor(1))
         #expect(Self.pending(db) == 1, "a published device is queued, not written at once")
-        #expect(try db.registryEntry(DeviceID(plugin: "mqtt", local: "t1"))?.device.name == "Thermometer 1")
+        #expect(try db.registryEntry(DeviceID(plugin: "mqtt", local: "t1"))?.device.name == "Door 1")
         #expect(Self.pending(db) == 0)
 
         context.publish(Self.sensor(2))
