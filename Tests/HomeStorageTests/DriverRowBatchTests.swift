@@ -32,6 +32,28 @@ import Testing
 
     static func pending(_ db: HearthDatabase) -> Int { db.driverRows.withLock { $0.pending.count } }
 
+    /// The queue's state alone: one flush scheduled per window, a flush at once at the limit, and
+    /// "settled" only when nothing waits and no taken batch is still being written.
+    @Test func batchState_schedulesOncePerWindow_andFlushesAtTheLimit() {
+        var batch = DriverRowBatch(limit: 3)
+        var delta = LayoutDelta(version: 1)
+        delta.fromDriver = true
+        #expect(batch.isSettled)
+        #expect(batch.add(delta) == .scheduleFlush)
+        #expect(batch.add(delta) == .nothing)
+        #expect(!batch.isSettled)
+        #expect(batch.add(delta) == .flushNow)
+        #expect(batch.take().count == 3)
+        #expect(!batch.isSettled, "taken, not yet committed")
+        batch.committed()
+        #expect(batch.isSettled)
+        #expect(batch.add(delta) == .nothing, "the window's flush is still to come")
+        batch.windowEnded()
+        #expect(batch.take().count == 1)
+        batch.committed()
+        #expect(batch.add(delta) == .scheduleFlush, "a new window")
+    }
+
     @Test func queuedRows_areVisibleToEveryRead() throws {
         let dir = TempDir()
         // A window no test outlasts: only reads and writes flush here.
