@@ -22,6 +22,9 @@ let package = Package(
         // For apps: the `Home` API over the network, and publishers over it (Examples/SeedApp).
         .library(name: "HearthClient", targets: ["HearthClient"]),
         .library(name: "HomeCombine", targets: ["HomeCombine"]),
+        // The automations' webhook POST (URLSession): hearthd dlopens it at the first webhook, so
+        // FoundationNetworking and libcurl stay out of the daemon's start (issue 22).
+        .library(name: "HearthWebhook", type: .dynamic, targets: ["HearthWebhook"]),
         // Test helper: commits layout edits in a loop (the kill -9 test kills it mid-burst).
         .executable(name: "hearth-storage-stress", targets: ["hearth-storage-stress"]),
         // Benchmark: what the SQLite store costs the core (prints figures).
@@ -85,6 +88,11 @@ let package = Package(
             name: "HomeAutomation",
             dependencies: ["HomeCore", pluginKit, logging, .product(name: "HashTreeCollections", package: "swift-collections")],
             swiftSettings: settings),
+        // libHearthWebhook.so: a C entry point over URLSession, no Hearth module (HomeAutomation's
+        // WebhookLibrary loads it). RUNPATH: the installed Swift runtime (lib/hearth/runtime).
+        .target(
+            name: "HearthWebhook", swiftSettings: settings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN/hearth/runtime"])]),
         // The core's and the network client's queries and subscriptions as OpenCombine publishers.
         .target(
             name: "HomeCombine",

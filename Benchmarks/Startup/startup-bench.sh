@@ -7,7 +7,7 @@
 #   Benchmarks/Startup/startup-bench.sh [-n ROUNDS] [-d DEVICES] [-i IDLE_SECONDS] NAME=DIR [NAME=DIR ...]
 #
 # DIR holds a release `hearthd`, `libPluginKit.so` and `libMQTTPlugin.so` (copied from
-# .build/release). Each start gets a fresh SQLite database and state folder (a first start,
+# .build/release; `libHearthWebhook.so` too where the build has it, though no webhook runs here). Each start gets a fresh SQLite database and state folder (a first start,
 # as after installing); only the MQTT plugin is loaded; the log level is the default (info).
 # "All values in" is read from the unauthenticated metrics listener: `hearth_reports_total`
 # of the MQTT plugin reaches DEVICES (every retained state was parsed and reported).

@@ -29,6 +29,7 @@ public struct LayoutExport: Hashable, Sendable, Codable {
 extension HearthDatabase {
     /// The layout and registry at one instant (a read transaction: safe while hearthd runs).
     public func exportLayout() throws(HomeError) -> LayoutExport {
+        try flushDriverRows()
         let path = self.path
         let (structures, rooms, devices, schema, automation) = try read { db in
             let s = try Row.fetchAll(db, sql: "SELECT id, name FROM structure ORDER BY id").map {
@@ -124,6 +125,7 @@ extension HearthDatabase {
         guard problems.isEmpty else {
             throw .invalidArgument("the backup contradicts itself: " + problems.joined(separator: "; "))
         }
+        try flushDriverRows()
         do {
             try pool.write { db in
                 if let automation = export.automation { try AutomationStateStore.restore(automation, into: db) }

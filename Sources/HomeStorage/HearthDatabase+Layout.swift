@@ -41,6 +41,7 @@ public struct RegistryEntry: Hashable, Sendable, Codable {
 
 extension HearthDatabase: LayoutStore {
     public func loadLayout() throws -> (structures: [StructureSnapshot], rooms: [RoomSnapshot], devices: [DeviceSnapshot]) {
+        try flushDriverRows()
         let path = self.path
         return try read { db in
             let structures = try Row.fetchAll(db, sql: "SELECT id, name FROM structure ORDER BY id").map {
@@ -63,17 +64,30 @@ extension HearthDatabase: LayoutStore {
     /// threads racing), costs nothing.
     ///
     /// A driver's registry rows alone (``LayoutDelta/fromDriver``, no output state, structure or
-    /// room) are committed with `synchronous = NORMAL`: still atomic and safe from a crash of
-    /// the process, but without an fsync of their own (the next durable commit syncs them too).
-    /// At start-up every retained MQTT device is such a row; one fsync each made the discovery of
-    /// 1,000 devices wait on the disk 1,000 times.
+    /// room) are queued and written together (``flushDriverRows()``), committed with
+    /// `synchronous = NORMAL`: still atomic and safe from a crash of the process, but without an
+    /// fsync of their own (the next durable commit syncs them too). At start-up every retained
+    /// MQTT device is such a row; a transaction (and an fsync) each made the discovery of 1,000
+    /// devices wait on the disk 1,000 times. Anything else is written at once, durably, after
+    /// the queued rows (an output state updates a row they may insert).
     public func persist(_ delta: LayoutDelta) throws {
-        do {
-            if delta.fromDriver, delta.outputStates.isEmpty, delta.structures == nil, delta.rooms == nil {
-                if delta.isEmpty { return }
-                try writeWithoutWaitingForTheDisk { db in try Self.apply(delta, db) }
-                return
+        if delta.fromDriver, delta.outputStates.isEmpty, delta.structures == nil, delta.rooms == nil {
+            if delta.isEmpty { return }
+            let (next, failure) = driverRows.withLock { batch in
+                defer { batch.failure = nil }
+                return (batch.add(delta), batch.failure)
             }
+            switch next {
+            case .flushNow: try flushDriverRows()
+            case .scheduleFlush: scheduleDriverRowFlush()
+            case .nothing: break
+            }
+            // A window's flush that failed is reported to the next writer (the core logs it).
+            if let failure { throw failure }
+            return
+        }
+        try flushDriverRows()
+        do {
             try write { db in
                 var step = delta
                 self.writtenOutputs.withLock { w in
@@ -188,16 +202,61 @@ extension HearthDatabase: LayoutStore {
             restoreOnStart: restore.flatMap(RestoreOnStart.init(rawValue:)), lastOnOff: lastOnOff)
     }
 
+    // MARK: - Driver rows
+
+    /// Writes the driver rows queued by ``persist(_:)`` in one transaction (`synchronous =
+    /// NORMAL`), oldest first. Every read of the registry and every other write calls it
+    /// first, so they see each row; hearthd calls it once more at shutdown, and the database
+    /// when it is released. Cheap when nothing waits.
+    public func flushDriverRows() throws(HomeError) {
+        if driverRows.withLock({ $0.isSettled }) { return }
+        do {
+            // Taken inside the writer: batches are written in the order they were queued, and a
+            // caller that finds a batch being written waits here for its commit.
+            try pool.writeWithoutTransaction { db in
+                let rows = driverRows.withLock { $0.take() }
+                defer { driverRows.withLock { $0.committed() } }
+                if rows.isEmpty { return }
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                try db.inTransaction {
+                    for delta in rows { try Self.apply(delta, db) }
+                    return .commit
+                }
+            }
+        } catch let error as HomeError {
+            throw error
+        } catch {
+            throw .storage("\(path): cannot save the device registry: \(error)")
+        }
+    }
+
+    /// At the end of the window, writes what is queued; a failure goes to the next writer.
+    func scheduleDriverRowFlush() {
+        let nanoseconds = Int(driverRowWindow / .nanoseconds(1))
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            guard let self else { return }
+            self.driverRows.withLock { $0.windowEnded() }
+            do throws(HomeError) {
+                try self.flushDriverRows()
+            } catch {
+                self.driverRows.withLock { $0.failure = error }
+            }
+        }
+    }
+
     // MARK: - Registry
 
     /// Every device in the registry (commissioned and discovered), by ID.
     public func registry() throws(HomeError) -> [RegistryEntry] {
+        try flushDriverRows()
         let path = self.path
         return try read { db in try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY id").map { try Self.entry($0, path: path) } }
     }
 
     /// One device's registry entry, or nil.
     public func registryEntry(_ id: DeviceID) throws(HomeError) -> RegistryEntry? {
+        try flushDriverRows()
         let path = self.path
         return try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = ?", arguments: [id.rawValue]).map { try Self.entry($0, path: path) }
@@ -238,6 +297,7 @@ extension HearthDatabase: LayoutStore {
     /// moves a time backwards. Cheap to call rarely; not meant for every report.
     public func recordSeen(_ seen: some Collection<(key: DeviceID, value: UInt64)> & Sendable) throws(HomeError) {
         guard !seen.isEmpty else { return }
+        try flushDriverRows()
         let seen = Array(seen)
         try write { db in
             for (id, at) in seen {

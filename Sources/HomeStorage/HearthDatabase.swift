@@ -36,16 +36,29 @@ public final class HearthDatabase: Sendable {
     /// or stale value costs no write.
     let writtenOutputs = Mutex<[DeviceID: (version: UInt64, value: Bool)]>([:])
 
+    /// Driver registry rows waiting for their transaction (``flushDriverRows()``).
+    let driverRows: Mutex<DriverRowBatch>
+    /// How long the first queued driver row waits at most before it is written.
+    let driverRowWindow: Duration
+
     /// Opens (creating if needed, with its folder) the database at `path` and migrates it.
     ///
     /// - Parameters:
     ///   - path: the file, e.g. `var/hearth.sqlite`.
     ///   - extraMigrations: registers more migrations after Hearth's own (another module's
     ///     tables). Give them stable, unique identifiers; never change a shipped one.
+    ///   - driverRowWindow, driverRowLimit: a driver's registry rows are written together, at
+    ///     most `driverRowWindow` after the first of them or once `driverRowLimit` wait
+    ///     (``flushDriverRows()``).
     /// - Throws: ``HomeError`` naming the file when it is not a database, is damaged, has a
     ///   newer schema, or cannot be opened.
-    public init(path: String, extraMigrations: (inout DatabaseMigrator) -> Void = { _ in }) throws(HomeError) {
+    public init(
+        path: String, extraMigrations: (inout DatabaseMigrator) -> Void = { _ in }, driverRowWindow: Duration = .milliseconds(50),
+        driverRowLimit: Int = 256
+    ) throws(HomeError) {
         self.path = path
+        self.driverRowWindow = driverRowWindow
+        driverRows = Mutex(DriverRowBatch(limit: driverRowLimit))
         var migrator = Self.migrator()
         extraMigrations(&migrator)
         knownMigrations = migrator.migrations
@@ -91,6 +104,11 @@ public final class HearthDatabase: Sendable {
         } catch {
             throw .storage("\(path): cannot open the database: \(error)")
         }
+    }
+
+    /// Queued driver rows are written before the database goes (nobody is left to see a failure).
+    deinit {
+        try? flushDriverRows()
     }
 
     /// Refuses a damaged file, and one with schema steps this build does not know.
@@ -203,25 +221,6 @@ public final class HearthDatabase: Sendable {
     func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(HomeError) -> T {
         do {
             return try pool.write(body)
-        } catch let error as HomeError {
-            throw error
-        } catch {
-            throw .storage("\(path): cannot save: \(error)")
-        }
-    }
-
-    /// One transaction committed with `synchronous = NORMAL` (atomic, survives a crash of the
-    /// process, not necessarily a power cut); the writer goes back to `FULL` after it.
-    func writeWithoutWaitingForTheDisk(_ body: @Sendable (Database) throws -> Void) throws(HomeError) {
-        do {
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
-                try db.inTransaction {
-                    try body(db)
-                    return .commit
-                }
-            }
         } catch let error as HomeError {
             throw error
         } catch {

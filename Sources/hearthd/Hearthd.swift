@@ -173,6 +173,8 @@ struct Hearthd: AsyncParsableCommand {
             core: core, database: database, interval: .seconds(settings.lastSeenInterval), clock: ContinuousClock(),
             logger: Logger(label: "hearth.storage"))
         services.append(LastSeenService(saver: lastSeen))
+        // Code touched only while starting leaves the resident set (it stays in the page cache).
+        services.append(ResidentCodeService(clock: ContinuousClock(), logger: Logger(label: "hearth.memory")))
         var restorePlan: [DeviceID: Bool] = [:]
         do {
             restorePlan = try database.restorePlan()
@@ -224,6 +226,12 @@ struct Hearthd: AsyncParsableCommand {
             try lastSeen.save()
         } catch {
             logger.error("could not save when devices were last seen: \(error.message)")
+        }
+        // Registry rows the plugins' last steps queued (written together, see `persist`).
+        do {
+            try database.flushDriverRows()
+        } catch {
+            logger.error("could not save the device registry: \(error.message)")
         }
         withExtendedLifetime(lock) {}
         logger.info("stopped")

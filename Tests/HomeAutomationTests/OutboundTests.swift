@@ -116,6 +116,29 @@ final class LoopbackHTTPServer: @unchecked Sendable {  // the fd is owned by the
         #expect(h.lampOn == false, "nothing after a failed step")
     }
 
+    /// The webhook library is loaded at the first webhook; where it is missing the step fails
+    /// with an error naming where it was looked for, and the engine goes on.
+    @Test func webhook_withoutTheLibrary_failsTheStep_namingThePathsLookedAt() async throws {
+        let server = try LoopbackHTTPServer(status: 204)
+        defer { server.stop() }
+        let h = TestHome()
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-no-webhook-\(UUID())").path
+        let outbound = StandardOutbound(webhooks: WebhookLibrary(directories: [missing, missing + "/lib"]))
+        let engine = AutomationEngine(core: h.core, clock: TestAutomationClock(), outbound: outbound)
+        try await engine.save(.json(Self.hook(server.port)), as: admin)
+        await engine.start()
+        try await engine.runNow("hook", as: admin)
+        await engine.waitForTraces { $0["hook"]?.last?.outcome == .failed }
+        let step = try #require(try await engine.runs("hook", as: admin).first?.steps.first)
+        #expect(step.result == "unsupportedOperation", "\(step)")
+        #expect(step.message?.contains(missing + "/libHearthWebhook.so") == true, "\(step)")
+        #expect(step.message?.contains(missing + "/lib/libHearthWebhook.so") == true, "\(step)")
+        #expect(server.requests.isEmpty)
+        #expect(h.lampOn == false, "nothing after a failed step")
+        // The standard library (beside the test binary, as beside hearthd) is there.
+        #expect(WebhookLibrary.standard.directories.contains { FileManager.default.fileExists(atPath: $0 + "/libHearthWebhook.so") })
+    }
+
     @Test func validator_refusesABadURL_andAWildcardTopic_andSimulateShowsBoth() async throws {
         let h = TestHome()
         let engine = AutomationEngine(core: h.core, clock: TestAutomationClock())

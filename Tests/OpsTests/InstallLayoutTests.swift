@@ -23,6 +23,7 @@ import Testing
             "usr/bin/hearthd", "usr/bin/hearth", "usr/lib/libPluginKit.so", "usr/lib/hearth/plugins/libDemoPlugin.so",
             "usr/lib/hearth/plugins/libGPIOPlugin.so", "usr/lib/hearth/plugins/libMQTTPlugin.so", "etc/hearth/hearth.yaml",
             "usr/lib/systemd/system/hearthd.service", "usr/lib/hearth/runtime/libswiftCore.so",
+            "usr/lib/libHearthWebhook.so", "usr/lib/hearth/runtime/libFoundationNetworking.so",
         ] {
             #expect(fm.fileExists(atPath: root.at(file)), "\(file) is missing")
         }
@@ -46,6 +47,19 @@ import Testing
         #expect(symbols.stdout.contains("9HomeModel"), "HomeModel's symbols are in libPluginKit.so")
         #expect(!symbols.stdout.contains("13DriverTesting"), "DriverTesting's symbols must not be in libPluginKit.so")
         #expect(!FileManager.default.fileExists(atPath: buildDirectory + "/libDriverTesting.so"), "DriverTesting is not a shared library to ship")
+    }
+
+    /// URLSession (FoundationNetworking, libcurl, its TLS stack) is in libHearthWebhook.so, which
+    /// hearthd loads at the first webhook: the daemon's own link does without it (issue 22).
+    @Test func hearthd_does_not_link_FoundationNetworking_theWebhookLibraryDoes() async throws {
+        let daemon = try await run("/usr/bin/readelf", ["-d", buildDirectory + "/hearthd"], in: repositoryRoot)
+        #expect(daemon.status == 0, "\(daemon.stderr)")
+        #expect(daemon.stdout.contains("libFoundation"), "the check reads hearthd's NEEDED entries")
+        #expect(!daemon.stdout.contains("libFoundationNetworking"), "\(daemon.stdout)")
+        #expect(!daemon.stdout.contains("libcurl"), "\(daemon.stdout)")
+        let webhook = try await run("/usr/bin/readelf", ["-d", buildDirectory + "/libHearthWebhook.so"], in: repositoryRoot)
+        #expect(webhook.status == 0, "\(webhook.stderr)")
+        #expect(webhook.stdout.contains("libFoundationNetworking"), "\(webhook.stdout)")
     }
 
     @Test func unit_points_at_the_installed_files() async throws {
