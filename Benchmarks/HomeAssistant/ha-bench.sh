@@ -39,7 +39,7 @@ fi
 command -v mosquitto >/dev/null || [ -x /usr/sbin/mosquitto ] || { echo "ha-bench: mosquitto is not installed (scripts/setup)" >&2; exit 1; }
 
 # The venv, once: Home Assistant and the requirements of mqtt, recorder, http, api (pinned by
-# Home Assistant's own package_constraints.txt), so its first start has nothing to install.
+# Home Assistant's own package_constraints.txt; josepy held below 2), so its first start has nothing to install.
 if [ ! -f "$venv/.ready-$version" ]; then
     python=$(command -v python3.11 || true)
     [ -n "$python" ] || { echo "ha-bench: needs python3.11 (Home Assistant $version)" >&2; exit 1; }
@@ -51,7 +51,8 @@ if [ ! -f "$venv/.ready-$version" ]; then
     fi
     constraints=$("$venv/bin/python" -c 'import homeassistant, os; print(os.path.join(os.path.dirname(homeassistant.__file__), "package_constraints.txt"))')
     mapfile -t reqs < <("$venv/bin/python" -B "$here/ha_bench.py" --requirements)
-    "$venv/bin/pip" install -q -c "$constraints" "${reqs[@]}"
+    # josepy 2 (2025) dropped what hass_nabucasa's acme (imported by http) uses: keep 1.x.
+    "$venv/bin/pip" install -q -c "$constraints" "${reqs[@]}" 'josepy<2'
     touch "$venv/.ready-$version"
 fi
 

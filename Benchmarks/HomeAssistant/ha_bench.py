@@ -516,7 +516,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--recorder", choices=["on", "off", "both"], default="both")
-    ap.add_argument("--start-timeout", type=float, default=900)
+    ap.add_argument("--start-timeout", type=float, default=300)
     ap.add_argument("--flood-timeout", type=float, default=600)
     ap.add_argument("--json")
     o = ap.parse_args()
