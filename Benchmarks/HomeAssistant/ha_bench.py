@@ -376,7 +376,15 @@ async def run_ha(o, work: str, broker_port: int, pub: Publisher, recorder: bool,
         if time.monotonic() > deadline or hass.poll() is not None:
             fail(f"warm-up: {len(missing)} sensors never showed a value at the observer (e.g. {missing[:5]}); log {log_file}")
         log(f"[{name}] warm-up: {len(missing)} sensors without the value yet; again")
-    await asyncio.sleep(1)
+    # Settle: until Home Assistant's start-up work is over (under 5 % of a core for a second; at most 60 s).
+    settle0 = time.monotonic()
+    while time.monotonic() - settle0 < 60:
+        c0 = cpu_seconds(hass.pid)
+        await asyncio.sleep(1)
+        if cpu_seconds(hass.pid) - c0 < 0.05:
+            break
+    f["settle_s"] = time.monotonic() - settle0
+    log(f"[{name}] warm-up done; idle after {f['settle_s']:.0f} s")
 
     # Paced: RATE msg/s round-robin, each message a new value.
     count = o.rate * o.seconds
