@@ -14,7 +14,9 @@
 # .build/release) with the same --devices/--rate/--seconds/--messages.
 # Only 127.0.0.1 is used; every process started is killed at the end, also on failure.
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/../.."
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$caller/$1" ;; esac; }
 here=Benchmarks/HomeAssistant
 cache=.build/ha-bench
 venv=$cache/venv
@@ -24,10 +26,11 @@ export PIP_CACHE_DIR="$PWD/$cache/pip-cache" PIP_DISABLE_PIP_VERSION_CHECK=1
 hearthd="" driver_args=() e2e_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --hearthd) hearthd="${2:?--hearthd DIR}"; shift 2 ;;
+        --hearthd) hearthd=$(abs "${2:?--hearthd DIR}"); shift 2 ;;
+        --json) driver_args+=("$1" "$(abs "${2:?--json FILE}")"); shift 2 ;;
         --devices|--rate|--seconds|--messages) driver_args+=("$1" "${2:?$1 N}"); e2e_args+=("$1" "$2"); shift 2 ;;
-        --recorder|--json|--start-timeout|--flood-timeout) driver_args+=("$1" "${2:?$1 VALUE}"); shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        --recorder|--start-timeout|--flood-timeout) driver_args+=("$1" "${2:?$1 VALUE}"); shift 2 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) echo "ha-bench: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -63,7 +66,12 @@ status=0
 # setsid: the driver and all it starts form one process group, killed whatever happens.
 setsid "$venv/bin/python" -B "$here/ha_bench.py" --work "$work" "${driver_args[@]}" &
 pid=$!
-trap 'kill -TERM -- -$pid 2>/dev/null; sleep 2; kill -KILL -- -$pid 2>/dev/null; exit 130' INT TERM
+stop() {  # the driver stops what it started (bounded, 20 s); then the whole group is killed
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 250); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- -"$pid" 2>/dev/null || true
+}
+trap 'stop; exit 130' INT TERM
 wait $pid || status=$?
 kill -KILL -- -$pid 2>/dev/null || true
 trap - INT TERM

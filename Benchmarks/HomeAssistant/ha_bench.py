@@ -50,30 +50,23 @@ def free_port() -> int:
 
 
 def start(args: list[str], out: str, **kw) -> subprocess.Popen:
-    p = subprocess.Popen(args, stdout=open(out, "ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                         start_new_session=True, **kw)
+    """Started in this process's group (ha-bench.sh makes it a group of its own and kills it at the end)."""
+    p = subprocess.Popen(args, stdout=open(out, "ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **kw)
     children.append(p)
     return p
 
 
 def stop_all() -> None:
-    """SIGTERM each process group we started, SIGKILL after 20 s (bounded)."""
+    """SIGTERM each process we started, SIGKILL after 20 s (bounded)."""
     for p in reversed(children):
         if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+            p.terminate()
     deadline = time.monotonic() + 20
     for p in reversed(children):
         try:
             p.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+            p.kill()
     children.clear()
 
 
@@ -478,7 +471,7 @@ async def run_ha(o, work: str, broker_port: int, pub: Publisher, recorder: bool,
         hass.wait(60)
     except subprocess.TimeoutExpired:
         log(f"[{name}] hass did not stop within 60 s; killed")
-        os.killpg(hass.pid, signal.SIGKILL)
+        hass.kill()
     log(f"[{name}] done")
     return f
 
