@@ -29,6 +29,10 @@ import time
 import urllib.request
 import uuid
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mqtt_wire import packet, string  # noqa: E402  (Benchmarks/mqtt_wire.py)
+
 HA_VERSION = "2024.3.3"
 TICK = os.sysconf("SC_CLK_TCK")
 children: list[subprocess.Popen] = []
@@ -100,25 +104,7 @@ def cpu_seconds(pid: int) -> float:
     return total / TICK
 
 
-# MARK: MQTT 3.1.1 over a socket (as Benchmarks/Startup/publish_retained.py)
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n % 128, n // 128
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def packet(kind: int, body: bytes) -> bytes:
-    return bytes([kind]) + varint(len(body)) + body
-
-
-def string(s: str) -> bytes:
-    b = s.encode()
-    return len(b).to_bytes(2, "big") + b
-
+# MARK: MQTT 3.1.1 over a socket (packet pieces in Benchmarks/mqtt_wire.py)
 
 class Publisher:
     def __init__(self, port: int, client_id: str):

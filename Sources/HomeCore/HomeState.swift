@@ -273,14 +273,6 @@ extension HomeState {
             outcome.rejected.append(devices[id] == nil ? Self.unknown(id) : (id, refusal.key, refusal.message))
             return
         }
-        // Both slots are edited in place (one lookup each, the key is never removed and
-        // re-inserted) through `subscript(_:default:)`'s `_modify`, never through
-        // `subscript(_:)`'s: swift-collections 1.6.0 prepares the latter with an `_UnsafePath`
-        // taken before it copies a node that a snapshot shares, and its debug assertions then
-        // read that old node, which a subscriber dropping its snapshot on another thread may
-        // have freed (the debug build crashed under report churn). No read of the slot comes
-        // before the edit (one descent of the tree per report, not two): a device that is not
-        // there gets the default, which is taken out again at once.
         // The device is edited where it is (one descent of its tree, the key never removed and
         // re-inserted) through `subscript(_:default:)`'s `_modify`, never through
         // `subscript(_:)`'s: swift-collections 1.6.0 prepares the latter with an `_UnsafePath`
