@@ -700,7 +700,10 @@ def main():
         assert status_of(h.base, "POST", "/matter/window", token=member_token) == 403
         driver.execute_script("location.hash = '#exposure'")
         css("#exposure:not([hidden])")
-        text_in("#toast", "change what leaves the house")  # GET /exposure refused too: the view has rendered
+        # GET /exposure, /matter and /hap are all refused: whichever answer comes last is the toast.
+        text_in("#toast", "Not allowed")
+        assert status_of(h.base, "GET", "/exposure", token=member_token) == 403
+        wait.until(lambda d: d.execute_script("return document.querySelector('#exposure-body').childElementCount") == 0)
         assert driver.execute_script("return document.querySelector('#matter-body').childElementCount") == 0
         assert not driver.find_elements(By.CSS_SELECTOR, "#matter-body svg, #matter-body .pairing-code"), "a member sees no Matter pairing code"
         assert matter["manualPairingCode"] not in driver.find_element(By.TAG_NAME, "body").text

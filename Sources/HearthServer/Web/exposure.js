@@ -13,7 +13,8 @@ export async function renderExposure() {
   renderHAP();
   renderMatter();
   const e = await attempt("Loading the exposure", () => call("GET", "/exposure"));
-  if (!e) return;
+  // Refused (a member): nothing of what an admin saw here before stays on the page.
+  if (!e) { $("#exposure-body").replaceChildren(); return; }
   const p = e.policy;
   const field = (name, label, value, hint) =>
     el("label", {}, label, el("input", { name, value: (value || []).join(", "), placeholder: hint }));
