@@ -3,6 +3,7 @@ import HearthAPI
 import HomeCore
 import HomeModel
 import HummingbirdWebSocket
+import NIOCore
 import NIOWebSocket
 
 /// One client's WebSocket: all its subscriptions, each with its own id, pings, and a close
@@ -19,6 +20,11 @@ actor WebSocketSession {
     let outbound: WebSocketOutboundWriter
     let home: Home
     var subscriptions: [String: Task<Void, Never>] = [:]
+    /// Subscriptions written by the event loop: started once `subscribed` is written, and
+    /// stopped here (not only by their task) so nothing follows `unsubscribed`.
+    var writers: [String: WebSocketDirectDeltas] = [:]
+    /// The socket's channel (``WebSocketDirectDeltas`` writes to it from its event loop).
+    let channel: any Channel
     var closed = false
 
     /// How a subscription's source finished: the socket closed (nothing more to say), or the
@@ -28,10 +34,11 @@ actor WebSocketSession {
         case end(EndReason, String)
     }
 
-    init(server: HearthServer, session: AuthSession, outbound: WebSocketOutboundWriter) {
+    init(server: HearthServer, session: AuthSession, outbound: WebSocketOutboundWriter, channel: any Channel) {
         self.server = server
         self.session = session
         self.outbound = outbound
+        self.channel = channel
         self.home = server.core.home(for: session.principal)
     }
 
@@ -102,6 +109,7 @@ actor WebSocketSession {
                 }
                 try subscribe(id, query, runs: runs)
                 await send(.subscribed(id: id))
+                writers[id]?.start()
             } catch {
                 await send(.error(id: id, WireError(error)))
             }
@@ -111,6 +119,7 @@ actor WebSocketSession {
                 return
             }
             task.cancel()
+            writers.removeValue(forKey: id)?.cancel()
             await send(.unsubscribed(id: id))
         }
     }
@@ -224,30 +233,16 @@ actor WebSocketSession {
             }
         case .deviceDeltas:
             // The same, as deltas: the client keeps each device and applies what changed. The
-            // delta is taken between the core's snapshots and written by hand (WireJSONWriter).
+            // socket's event loop takes the changes and writes them itself (no task per change);
+            // it starts once `subscribed` is written (``startWriters(of:)``).
+            let writer = WebSocketDirectDeltas(channel: channel, id: id, text: text, home: home)
+            writers[id] = writer
             body = {
-                var seen: [DeviceID: DeviceSnapshot] = [:]
-                var first = true
-                for await changed in home.changedDevices() {
-                    var changes: [(DeviceSnapshot, [AttributeChange]?)] = []
-                    changes.reserveCapacity(changed.devices.count)
-                    for device in changed.devices {
-                        let d = device.snapshot
-                        if let old = seen[d.id] {
-                            guard old != d else { continue }
-                            let attributes = d.attributeChanges(since: old)
-                            if attributes?.isEmpty == true { continue }
-                            changes.append((d, attributes))
-                        } else {
-                            changes.append((d, nil))
-                        }
-                        seen[d.id] = d
-                    }
-                    if changes.isEmpty && !first { continue }
-                    first = false
-                    guard await self.send(text: text.delta(id: id, version: changed.version, changes)) else { return .socketClosed }
+                for await outcome in writer.finished {
+                    return outcome == .sourceEnded ? await self.endOfSource() : .socketClosed
                 }
-                return await self.endOfSource()
+                writer.cancel()  // the subscription's task was cancelled (unsubscribed, socket ended)
+                return .socketClosed
             }
         case .users(let mode):
             try RoleMiddleware.users("see the people of the home").check(session.principal)
@@ -296,7 +291,9 @@ actor WebSocketSession {
     }
 
     func ended(_ id: String, _ finish: Finish) async {
-        guard subscriptions.removeValue(forKey: id) != nil, case .end(let reason, let message) = finish else { return }
+        guard subscriptions.removeValue(forKey: id) != nil else { return }
+        writers[id] = nil
+        guard case .end(let reason, let message) = finish else { return }
         await send(.end(id: id, reason: reason, message: message))
     }
 
@@ -388,5 +385,7 @@ actor WebSocketSession {
     func endAll() {
         for task in subscriptions.values { task.cancel() }
         subscriptions.removeAll()
+        for writer in writers.values { writer.cancel() }
+        writers.removeAll()
     }
 }

@@ -46,6 +46,12 @@ public struct Home: HomeBackend {
     /// reader costs at most one pending state per device. Devices removed or hidden are left
     /// out; ``devices()`` reports those, and renames and moves too.
     public func changedDevices() -> Updates<ChangedDevices> { core.subscribeChangedDevices(home: self) }
+    /// ``changedDevices()`` for a reader that is told, not awaited: `notify` is called (on the
+    /// changing thread, at most once until the next poll) when there is something to
+    /// ``PolledChangedDevices/poll()``. The first poll gives every visible device.
+    public func polledChangedDevices(notify: @escaping @Sendable () -> Void) -> PolledChangedDevices {
+        core.subscribePolledChangedDevices(home: self, notify: notify)
+    }
 
     /// Events (button presses, alarms) of visible devices, optionally of one device and trait.
     public func events(device: DeviceID? = nil, trait: TraitID? = nil) -> Updates<DeviceEvent> {

@@ -257,9 +257,18 @@ extension HomeCore {
     /// connectivity or anything else) since the reader last read, each once in its newest
     /// state. Devices that are removed or become hidden are dropped, not sent.
     func subscribeChangedDevices(home: Home) -> Updates<ChangedDevices> {
+        Updates(changedDevicesFeed(home: home, notify: nil), ending: home.ending)
+    }
+
+    /// The same, told through `notify` and read with ``PolledChangedDevices/poll()``.
+    func subscribePolledChangedDevices(home: Home, notify: @escaping @Sendable () -> Void) -> PolledChangedDevices {
+        PolledChangedDevices(changedDevicesFeed(home: home, notify: notify), ending: home.ending)
+    }
+
+    private func changedDevicesFeed(home: Home, notify: (@Sendable () -> Void)?) -> DeviceFeed {
         let principal = home.principal
         let box = IDBox()
-        let feed = DeviceFeed(onTerminate: { [weak self] in if let id = box.id { self?.unregister(id) } })
+        let feed = DeviceFeed(notify: notify, onTerminate: { [weak self] in if let id = box.id { self?.unregister(id) } })
         let observer = Observer(
             session: principal.sessionID, device: nil,
             onChange: { [weak self] _, after, outcome -> (@Sendable () -> Void)? in
@@ -285,7 +294,7 @@ extension HomeCore {
             _ = feed.record(all, gone: [], version: state.version)
         })
         if box.id == nil { feed.finish() }
-        return Updates(feed, ending: home.ending)
+        return feed
     }
 
     func subscribeChanges(home: Home) -> Updates<ChangeRecord> {

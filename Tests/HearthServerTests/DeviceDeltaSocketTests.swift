@@ -105,4 +105,73 @@ import Testing
             }
         }
     }
+
+    /// The socket's event loop writes the deltas itself (``WebSocketDirectDeltas``); the
+    /// session's own replies go through the async writer. `subscribed` comes first, nothing
+    /// follows `unsubscribed`, and a re-subscription under the same id starts afresh.
+    @Test(.timeLimit(.minutes(1))) func replies_and_deltas_keep_their_order_while_devices_change() async throws {
+        try await TestHome.with { home in
+            Self.publishThermometers(home, count: 4)
+            let member = try home.memberToken()
+            let reporting = Task.detached {
+                var v: Int64 = 0
+                while !Task.isCancelled, v < 2_000_000 {
+                    v += 1
+                    home.driver.context.report("thermo-\(v % 4)", Self.trait, Self.measured, .int(v))
+                    if v % 64 == 0 { await Task.yield() }
+                }
+            }
+            defer { reporting.cancel() }
+            try await SocketProbe.with(home, token: member) { socket in
+                for round in 1...20 {
+                    try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
+                    let reply = try #require(try await socket.next())
+                    #expect(reply["type"]?.stringValue == "subscribed", "round \(round): the reply before any delta, got \(reply)")
+                    var kept = Kept()
+                    let first = try #require(try await socket.next("delta"))
+                    _ = try kept.apply(first)
+                    #expect(kept.devices.count == 7, "round \(round): a new subscription starts with every device, whole")
+                    try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
+                    while let m = try await socket.next(), m["type"]?.stringValue != "unsubscribed" {
+                        #expect(m["type"]?.stringValue == "delta", "round \(round): \(m)")
+                    }
+                    try await socket.send(#"{"type":"ping","id":"after"}"#)
+                    let after = try #require(try await socket.next())
+                    #expect(after["type"]?.stringValue == "pong", "round \(round): nothing after unsubscribed, got \(after)")
+                }
+            }
+        }
+    }
+
+    /// A client that stops reading for a while: what the loop wrote waits in the socket (or, once
+    /// the buffer is full, the core coalesces), and once the client reads it ends on the newest
+    /// values and the socket still answers.
+    @Test(.timeLimit(.minutes(2))) func a_client_that_stops_reading_for_a_while_catches_up_on_the_newest_values() async throws {
+        try await TestHome.with { home in
+            let count = 400
+            Self.publishThermometers(home, count: count)
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
+                var kept = Kept()
+                _ = try kept.apply(try #require(try await socket.next("delta")))
+                // Bursts of 400 changes (some 36 KB a message) while nothing is read, then the
+                // reads: the loop writes while the socket takes it and waits when it is full.
+                let reports = 8_000
+                for v in 1...reports {
+                    home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
+                    if v % count == 0 { try await Task.sleep(for: .milliseconds(2)) }
+                }
+                let finals = Dictionary(uniqueKeysWithValues: (0..<count).map { d in
+                    (DeviceID(plugin: "test", local: "thermo-\(d)"), Int64(reports - ((reports - d) % count)))
+                })
+                while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
+                    _ = try kept.apply(m)
+                }
+                for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
+                try await socket.send(#"{"type":"ping","id":"alive"}"#)
+                #expect(try await socket.next("pong") != nil, "the socket still answers")
+            }
+        }
+    }
 }

@@ -37,8 +37,9 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let out = (directory as NSString).appendingPathComponent("run-\(UUID().uuidString).out")
-    let err = (directory as NSString).appendingPathComponent("run-\(UUID().uuidString).err")
+    // Output files go to the temporary directory: a run cut short must not leave files in the checkout.
+    let out = NSTemporaryDirectory() + "hearth-ops-run-\(UUID().uuidString).out"
+    let err = NSTemporaryDirectory() + "hearth-ops-run-\(UUID().uuidString).err"
     _ = FileManager.default.createFile(atPath: out, contents: nil)
     _ = FileManager.default.createFile(atPath: err, contents: nil)
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))

@@ -16,7 +16,8 @@ struct WebSocketRoute {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             guard let session = context.requestContext.session else { return }
-            try await WebSocketSession(server: server, session: session, outbound: outbound).run(inbound: inbound)
+            let channel = context.requestContext.channel
+            try await WebSocketSession(server: server, session: session, outbound: outbound, channel: channel).run(inbound: inbound)
         }
         return routes
     }

@@ -1,0 +1,153 @@
+import HomeCore
+import HomeModel
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOWebSocket
+
+/// What a `deviceDeltas` subscriber has been sent: each device's last state, so the next
+/// message carries only the attributes that changed since (or the whole device, the first time
+/// and when its shape changed).
+struct DeltaTracker {
+    private var seen: [DeviceID: DeviceSnapshot] = [:]
+
+    /// The changes to send for these devices: none for a device as it was last sent.
+    mutating func changes(_ devices: [HomeDevice]) -> [(DeviceSnapshot, [AttributeChange]?)] {
+        var changes: [(DeviceSnapshot, [AttributeChange]?)] = []
+        changes.reserveCapacity(devices.count)
+        for device in devices {
+            let d = device.snapshot
+            if let old = seen[d.id] {
+                guard old != d else { continue }
+                let attributes = d.attributeChanges(since: old)
+                if attributes?.isEmpty == true { continue }
+                changes.append((d, attributes))
+            } else {
+                changes.append((d, nil))
+            }
+            seen[d.id] = d
+        }
+        return changes
+    }
+}
+
+/// A `deviceDeltas` subscription written by the socket's own event loop: the core tells the
+/// loop that devices changed (one `execute` per batch, from the thread that changed them), and
+/// the loop takes the changes, builds the delta and writes the frame. No task is woken and no
+/// actor entered per change: at a paced rate that is one thread wake per message instead of
+/// three (core → pool → actor → loop).
+///
+/// Back-pressure is the channel's: while its outbound buffer is above the high-water mark
+/// (64 KiB by default) nothing is taken, so the core coalesces per device as it does for a slow
+/// awaiting reader; the loop reads again once the last write has gone out.
+///
+/// Everything but ``start()``, ``cancel()`` and the notification runs on `loop`; the state is
+/// confined to it (hence `@unchecked Sendable`).
+final class WebSocketDirectDeltas: @unchecked Sendable {
+    let channel: any Channel
+    let loop: any EventLoop
+    let id: String
+    let text: WebSocketText
+    /// Set once, before ``start()``; read only on the loop afterwards.
+    private var feed: PolledChangedDevices?
+    private var tracker = DeltaTracker()
+    private var started = false
+    private var ended = false
+    private var first = true
+    /// The last frame written, while it is not yet out (what a full buffer waits on).
+    private var lastWrite: EventLoopFuture<Void>?
+    private var waitingForWritable = false
+    private let cancelled = NIOLockedValueBox(false)
+    /// How the writing ended, for the session (once).
+    enum Outcome: Sendable { case sourceEnded, socketClosed }
+    let finished: AsyncStream<Outcome>
+    private let finish: AsyncStream<Outcome>.Continuation
+
+    init(channel: any Channel, id: String, text: WebSocketText, home: Home) {
+        self.channel = channel
+        self.loop = channel.eventLoop
+        self.id = id
+        self.text = text
+        (finished, finish) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        feed = home.polledChangedDevices(notify: { [weak self] in
+            guard let self else { return }
+            self.loop.execute { self.drain() }
+        })
+    }
+
+    /// Begins writing: call once the `subscribed` reply has been written (the loop runs it
+    /// after that reply's write, which was scheduled on the loop before).
+    func start() {
+        loop.execute {
+            self.started = true
+            self.drain()
+        }
+    }
+
+    /// Stops writing (unsubscribed, the socket ended): nothing more is written after this,
+    /// even by a read already scheduled.
+    func cancel() {
+        cancelled.withLockedValue { $0 = true }
+        loop.execute {
+            self.feed?.cancel()
+            self.feed = nil
+            self.end(.socketClosed)
+        }
+    }
+
+    /// Takes and writes what changed while the channel can take it.
+    private func drain() {
+        loop.preconditionInEventLoop()
+        guard started, !ended, let feed else { return }
+        if cancelled.withLockedValue({ $0 }) { return }
+        guard channel.isActive else { return end(.socketClosed) }
+        guard channel.isWritable else { return waitForWritable() }
+        switch feed.poll() {
+        case .none:
+            return
+        case .finished:
+            end(.sourceEnded)
+        case .changes(let changed):
+            let changes = tracker.changes(changed.devices)
+            if changes.isEmpty && !first { return }
+            first = false
+            write(text.delta(id: id, version: changed.version, changes))
+        }
+    }
+
+    private func write(_ message: String) {
+        var buffer = channel.allocator.buffer(capacity: message.utf8.count)
+        buffer.writeString(message)
+        let written = channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: buffer))
+        lastWrite = written
+        written.whenFailure { [self] _ in end(.socketClosed) }
+        written.whenSuccess { [self] in
+            if lastWrite === written { lastWrite = nil }
+        }
+    }
+
+    /// The channel's buffer is full: read again once the last frame is out, or shortly when the
+    /// buffer was filled by other messages.
+    private func waitForWritable() {
+        guard !waitingForWritable else { return }
+        waitingForWritable = true
+        let resume: @Sendable () -> Void = { [self] in
+            loop.preconditionInEventLoop()
+            waitingForWritable = false
+            drain()
+        }
+        if let lastWrite {
+            lastWrite.whenComplete { _ in resume() }
+        } else {
+            loop.scheduleTask(in: .milliseconds(5), resume)
+        }
+    }
+
+    private func end(_ how: Outcome) {
+        guard !ended else { return }
+        ended = true
+        feed?.cancel()
+        feed = nil
+        finish.yield(how)
+        finish.finish()
+    }
+}
