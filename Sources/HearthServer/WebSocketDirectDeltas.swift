@@ -1,8 +1,8 @@
 import HomeCore
 import HomeModel
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
+import Synchronization
 
 /// What a `deviceDeltas` subscriber has been sent: each device's last state, so the next
 /// message carries only the attributes that changed since (or the whole device, the first time
@@ -56,7 +56,7 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     /// The last frame written, while it is not yet out (what a full buffer waits on).
     private var lastWrite: EventLoopFuture<Void>?
     private var waitingForWritable = false
-    private let cancelled = NIOLockedValueBox(false)
+    private let cancelled = Atomic<Bool>(false)
     /// How the writing ended, for the session (once).
     enum Outcome: Sendable { case sourceEnded, socketClosed }
     let finished: AsyncStream<Outcome>
@@ -86,7 +86,7 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     /// Stops writing (unsubscribed, the socket ended): nothing more is written after this,
     /// even by a read already scheduled.
     func cancel() {
-        cancelled.withLockedValue { $0 = true }
+        cancelled.store(true, ordering: .releasing)
         loop.execute {
             self.feed?.cancel()
             self.feed = nil
@@ -98,7 +98,7 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     private func drain() {
         loop.preconditionInEventLoop()
         guard started, !ended, let feed else { return }
-        if cancelled.withLockedValue({ $0 }) { return }
+        if cancelled.load(ordering: .acquiring) { return }
         guard channel.isActive else { return end(.socketClosed) }
         guard channel.isWritable else { return waitForWritable() }
         switch feed.poll() {
