@@ -29,6 +29,14 @@ final class DeviceFeed: UpdateSource {
         /// A polling reader was told of news it has not polled yet.
         var notified = false
         var hasNews: Bool { !pending.isEmpty }
+
+        /// Everything pending, sorted by ID, and the buffer emptied; nil when nothing is.
+        mutating func take() -> ChangedDevices? {
+            guard !pending.isEmpty else { return nil }
+            let devices = pending.values.sorted { $0.id < $1.id }
+            pending.removeAll(keepingCapacity: true)
+            return ChangedDevices(version: version, devices: devices)
+        }
     }
 
     let state = Mutex(State())
@@ -78,11 +86,7 @@ final class DeviceFeed: UpdateSource {
     func poll() -> PolledChangedDevices.Poll {
         state.withLock { s in
             s.notified = false
-            if !s.pending.isEmpty {
-                let devices = s.pending.values.sorted { $0.id < $1.id }
-                s.pending.removeAll(keepingCapacity: true)
-                return .changes(ChangedDevices(version: s.version, devices: devices))
-            }
+            if let changes = s.take() { return .changes(changes) }
             return s.finished ? .finished : .none
         }
     }
@@ -95,11 +99,7 @@ final class DeviceFeed: UpdateSource {
     func next() async -> ChangedDevices? {
         while true {
             let taken: ChangedDevices?? = state.withLock { s in
-                if !s.pending.isEmpty {
-                    let devices = s.pending.values.sorted { $0.id < $1.id }
-                    s.pending.removeAll(keepingCapacity: true)
-                    return .some(ChangedDevices(version: s.version, devices: devices))
-                }
+                if let changes = s.take() { return .some(changes) }
                 return s.finished ? .some(nil) : nil
             }
             if let taken { return taken }

@@ -22,6 +22,22 @@ import Testing
         }
     }
 
+    /// Each thermometer's last value after `reports` reports round-robin (report `v` to
+    /// `thermo-(v % count)`).
+    static func finals(count: Int, reports: Int) -> [DeviceID: Int64] {
+        Dictionary(uniqueKeysWithValues: (0..<count).map { d in
+            (DeviceID(plugin: "test", local: "thermo-\(d)"), Int64(reports - ((reports - d) % count)))
+        })
+    }
+
+    /// Subscribes to `deviceDeltas` as `tiles` and applies the first message.
+    static func subscribe(_ socket: inout SocketProbe) async throws -> Kept {
+        try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
+        var kept = Kept()
+        _ = try kept.apply(try #require(try await socket.next("delta")))
+        return kept
+    }
+
     /// The client's side: the devices of the first message, then each delta applied.
     struct Kept {
         var devices: [DeviceID: WireDevice] = [:]
@@ -76,17 +92,13 @@ import Testing
             Self.publishThermometers(home, count: count)
             let member = try home.memberToken()
             try await SocketProbe.with(home, token: member) { socket in
-                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
-                var kept = Kept()
-                _ = try kept.apply(try #require(try await socket.next("delta")))
+                var kept = try await Self.subscribe(&socket)
                 // A burst far faster than the client reads: 5,000 reports over 20 devices.
                 let reports = 5_000
                 for v in 1...reports {
                     home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
                 }
-                let finals = Dictionary(uniqueKeysWithValues: (0..<count).map { d in
-                    (DeviceID(plugin: "test", local: "thermo-\(d)"), Int64(reports - ((reports - d) % count)))
-                })
+                let finals = Self.finals(count: count, reports: reports)
                 var last: [DeviceID: Int64] = [:]
                 while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
                     for (id, v) in try kept.apply(m) {
@@ -152,9 +164,7 @@ import Testing
             Self.publishThermometers(home, count: count)
             let member = try home.memberToken()
             try await SocketProbe.with(home, token: member) { socket in
-                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
-                var kept = Kept()
-                _ = try kept.apply(try #require(try await socket.next("delta")))
+                var kept = try await Self.subscribe(&socket)
                 // Bursts of 400 changes (some 36 KB a message) while nothing is read, then the
                 // reads: the loop writes while the socket takes it and waits when it is full.
                 let reports = 8_000
@@ -162,9 +172,7 @@ import Testing
                     home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
                     if v % count == 0 { try await Task.sleep(for: .milliseconds(2)) }
                 }
-                let finals = Dictionary(uniqueKeysWithValues: (0..<count).map { d in
-                    (DeviceID(plugin: "test", local: "thermo-\(d)"), Int64(reports - ((reports - d) % count)))
-                })
+                let finals = Self.finals(count: count, reports: reports)
                 while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
                     _ = try kept.apply(m)
                 }
