@@ -5,9 +5,14 @@ import Synchronization
 /// A connection to an MQTT broker through libmosquitto.
 ///
 /// The network loop runs on a thread of its own: it connects (retrying with exponential backoff
-/// while the broker cannot be reached), runs libmosquitto's loop, which reconnects with the same
-/// backoff when an established connection drops, and calls the handlers on that thread, one at
+/// while the broker cannot be reached), serves the connection — reconnecting with the same
+/// backoff when an established connection drops — and calls the handlers on that thread, one at
 /// a time. Handlers must not block.
+///
+/// The loop is libmosquitto's `mosquitto_loop_forever` with the reading done in bursts: after
+/// one `poll` it reads every message waiting on the socket, then calls `caughtUp` (libmosquitto's
+/// own loop waits in `pselect` again before each message). Packets other threads queue
+/// (publish, subscribe, disconnect) wake it through an eventfd.
 ///
 /// ```swift
 /// let connection = try MQTTConnection(options: .init(host: "127.0.0.1", port: 1883), handlers: handlers)
@@ -64,6 +69,9 @@ public final class MQTTConnection: @unchecked Sendable {
         public var published: @Sendable (_ messageID: Int32) -> Void = { _ in }
         /// A message arrived. The payload is valid only during the call.
         public var message: @Sendable (_ topic: String, _ payload: UnsafeRawBufferPointer, _ retained: Bool) -> Void = { _, _, _ in }
+        /// Nothing more is waiting on the socket after a burst of one or more packets (or the
+        /// burst reached its bound): hand over what the `message` calls of the burst gathered.
+        public var caughtUp: @Sendable () -> Void = {}
 
         public init() {}
     }
@@ -95,6 +103,12 @@ public final class MQTTConnection: @unchecked Sendable {
     /// Set by ``dropSession()``: the network thread clears libmosquitto's queue before it
     /// reconnects.
     let discardSession = Mutex(false)
+    /// An eventfd the network loop polls beside the socket: written after another thread
+    /// queued a packet for libmosquitto (which leaves the writing to the loop).
+    let wakeFD: Int32
+    /// Most packets read in one burst before `caughtUp` and the next poll (bounds a batch when
+    /// the broker sends faster than the handlers keep up).
+    static let burst = 1024
 
     private static let library: Int32 = mosquitto_lib_init()
 
@@ -104,14 +118,19 @@ public final class MQTTConnection: @unchecked Sendable {
         _ = Self.library
         self.options = options
         box = Box(handlers)
+        let wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wake >= 0 else { throw Failure(code: MOSQ_ERR_ERRNO.rawValue, message: "could not create an MQTT client: eventfd: \(String(cString: strerror(errno)))") }
         guard let h = mosquitto_new(options.clientID, true, Unmanaged.passUnretained(box).toOpaque()) else {
+            close(wake)
             throw Failure(code: -1, message: "could not create an MQTT client (client id '\(options.clientID ?? "")' invalid?)")
         }
         handle = h
+        wakeFD = wake
         do throws(Failure) {
             try configure()
         } catch {
             mosquitto_destroy(h)
+            close(wake)
             throw error
         }
     }
@@ -167,6 +186,13 @@ public final class MQTTConnection: @unchecked Sendable {
     deinit {
         stop()
         mosquitto_destroy(handle)
+        close(wakeFD)
+    }
+
+    /// Wakes the network loop: a packet is queued (libmosquitto writes it from the loop).
+    func wakeLoop() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
     }
 
     func check(_ rc: Int32, _ what: String) throws(Failure) {
@@ -207,7 +233,7 @@ public final class MQTTConnection: @unchecked Sendable {
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 // Returns when stop() disconnects, or after an error libmosquitto will not retry
                 // (a TLS handshake the broker's certificate fails, refused credentials…).
-                let loopRC = mosquitto_loop_forever(handle, 1000, 1)
+                let loopRC = serveForever()
                 if isStopped { break }
                 if discardSession.withLock({ d in defer { d = false }; return d }) {
                     // Forget every queued and in-flight message: libmosquitto would otherwise
@@ -247,6 +273,7 @@ public final class MQTTConnection: @unchecked Sendable {
         }
         guard wasRunning else { return }
         handleLock.withLock { _ in _ = mosquitto_disconnect(handle) }
+        wakeLoop()
         wake.lock()
         wake.broadcast()
         wake.unlock()
@@ -265,16 +292,6 @@ public final class MQTTConnection: @unchecked Sendable {
         }
     }
 
-    /// Whether input is already waiting on the socket (more messages read back to back): asked
-    /// from a handler, on the network thread, to gather work for one hand-over. False when
-    /// not connected.
-    public var hasPendingInput: Bool {
-        let fd = mosquitto_socket(handle)
-        guard fd >= 0 else { return false }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&p, 1, 0) > 0 && p.revents & Int16(POLLIN) != 0
-    }
-
     /// Subscribes to a topic filter; returns the message ID the acknowledgement will carry.
     @discardableResult
     public func subscribe(_ topic: String, qos: Int32 = 1) throws(Failure) -> Int32 {
@@ -284,6 +301,7 @@ public final class MQTTConnection: @unchecked Sendable {
         }
         var mid: Int32 = 0
         let rc = handleLock.withLock { _ in mosquitto_subscribe(handle, &mid, topic, qos) }
+        wakeLoop()
         try check(rc, "subscribing to \(topic)")
         return mid
     }
@@ -292,7 +310,9 @@ public final class MQTTConnection: @unchecked Sendable {
         if let problem = MQTTTopic.problem(topic, .subscribe) {
             throw Failure(code: MOSQ_ERR_INVAL.rawValue, message: "MQTT unsubscribing from \(topic.debugDescription): the topic \(problem)")
         }
-        try check(handleLock.withLock { _ in mosquitto_unsubscribe(handle, nil, topic) }, "unsubscribing from \(topic)")
+        let rc = handleLock.withLock { _ in mosquitto_unsubscribe(handle, nil, topic) }
+        wakeLoop()
+        try check(rc, "unsubscribing from \(topic)")
     }
 
     /// Publishes a message.
@@ -310,6 +330,7 @@ public final class MQTTConnection: @unchecked Sendable {
                 mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
             }
         }
+        wakeLoop()
         try check(rc, "publishing to \(topic)")
         return mid
     }
@@ -320,6 +341,10 @@ public final class MQTTConnection: @unchecked Sendable {
     public func dropSession() {
         discardSession.withLock { $0 = true }
         handleLock.withLock { _ in _ = mosquitto_disconnect(handle) }
+        wakeLoop()
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
     }
 
     @discardableResult

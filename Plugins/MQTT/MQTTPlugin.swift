@@ -211,14 +211,17 @@ final class Runtime: Sendable {
         h.message = { [self] topic, payload, retained in
             let message = Message(topic: topic, payload: Array(payload), retained: retained)
             let effects = registry.withLock { $0.receive(message) }
-            // More messages already waiting: their reports join this one's (ReportBatcher).
-            perform(effects, moreInput: connection.withLock { $0 }?.hasPendingInput ?? false)
+            // The connection reads every message waiting before it calls `caughtUp`: the
+            // reports of a burst join into one hand-over (ReportBatcher).
+            perform(effects, moreInput: true)
         }
+        h.caughtUp = { [self] in batcher.flush() }
         return h
     }
 
     /// Carries out effects (outside the registry's lock). Reports go through the batcher:
-    /// handed over now, or with the next messages' when `moreInput` is waiting; every other
+    /// handed over now, or with the next messages' when `moreInput` follows (the connection's
+    /// `caughtUp` hands them over at the end of a read burst); every other
     /// effect first hands over what is waiting, so the order of everything is kept.
     func perform(_ effects: [Registry.Effect], moreInput: Bool = false) {
         for effect in effects {

@@ -42,12 +42,21 @@ struct WireJSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Decimal digits straight into the bytes (no `String` made per number).
     mutating func int<I: BinaryInteger>(_ i: I) {
         if i >= 0, i < 10 {
             bytes.append(UInt8(ascii: "0") + UInt8(i))
             return
         }
-        raw(String(i))
+        guard let magnitude = UInt64(exactly: i.magnitude) else { return raw(String(i)) }
+        if i < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
     }
 
     /// A number as the encoder prints a `Double`: its description without a trailing `.0`.

@@ -84,6 +84,28 @@ import Testing
         try JSONDecoder().decode(T.self, from: Data(text.utf8))
     }
 
+    @Test func integers_are_their_decimal_text() {
+        var r = Rng(seed: 7)
+        var values: [Int64] = [0, 9, 10, -1, -9, -10, 99, 100, 1_000_000, .max, .min, .max - 1, .min + 1]
+        for _ in 0..<2_000 { values.append(Int64(bitPattern: r.next()) >> Int64(r.next() % 64)) }
+        for v in values {
+            var w = WireJSONWriter()
+            w.int(v)
+            #expect(w.text == String(v))
+        }
+        for v: UInt64 in [0, 10, .max] {
+            var w = WireJSONWriter()
+            w.int(v)
+            #expect(w.text == String(v))
+        }
+        var w = WireJSONWriter()
+        w.raw("[")
+        w.int(Int32(-123))
+        w.raw(",")
+        w.int(UInt8(255))
+        #expect(w.text == "[-123,255", "digits go after what is there")
+    }
+
     @Test func a_device_decodes_as_the_encoder_writes_it() throws {
         var r = Rng(seed: 22)
         for _ in 0..<500 {

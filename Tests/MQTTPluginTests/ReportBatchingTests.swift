@@ -42,7 +42,7 @@ import Testing
 
     @Test func reports_gather_while_more_input_waits_and_go_in_order() {
         let host = RecordingContext()
-        let batcher = ReportBatcher(context: host, limit: 100, delay: .seconds(60))
+        let batcher = ReportBatcher(context: host, limit: 100)
         for i in 0..<10 { batcher.add([Self.report(i)], more: true) }
         #expect(host.calls.withLock { $0.isEmpty }, "nothing handed over while more input waits")
         batcher.add([Self.report(10)], more: false)
@@ -51,27 +51,81 @@ import Testing
         // A lone message goes at once.
         batcher.add([Self.report(11)], more: false)
         #expect(host.calls.withLock { $0.last?.map(\.value) } == [.int(11)])
+        // The end of a burst (the connection's caughtUp) hands over what gathered.
+        for i in 12..<15 { batcher.add([Self.report(i)], more: true) }
+        batcher.flush()
+        #expect(host.calls.withLock { $0.last?.map(\.value) } == (12..<15).map { .int(Int64($0)) })
+        batcher.flush()
+        #expect(host.calls.withLock { $0.count } == 3, "flushing nothing hands nothing over")
     }
 
-    @Test func a_batch_is_bounded_and_a_late_one_is_handed_over_by_itself() async throws {
-        // The bound, with the late hand-over too far away to take part (on a loaded machine a
-        // 5 ms one fired between two adds and handed the first report over alone).
+    @Test func a_batch_is_bounded() {
         let host = RecordingContext()
-        let batcher = ReportBatcher(context: host, limit: 50, delay: .seconds(60))
+        let batcher = ReportBatcher(context: host, limit: 50)
         for i in 0..<120 { batcher.add([Self.report(i)], more: true) }
         #expect(host.calls.withLock { $0.map(\.count) } == [50, 50], "at most `limit` reports wait")
+        batcher.flush()
+        #expect(host.reports.map(\.value) == (0..<120).map { .int(Int64($0)) })
+    }
 
-        // The late hand-over: the rest waits for more input that never comes, and goes anyway;
-        // whenever it fires, no hand-over is above the limit and the order is kept.
-        let late = RecordingContext()
-        let quick = ReportBatcher(context: late, limit: 50, delay: .milliseconds(5))
-        for i in 0..<120 { quick.add([Self.report(i)], more: true) }
-        _ = try await within(10, "the late hand-over") { () async -> Bool in
-            while !Task.isCancelled, late.reports.count < 120 { try? await Task.sleep(for: .milliseconds(1)) }
+    /// The connection's read loop over a real broker: every message is followed by a
+    /// `caughtUp` (what a burst gathered is handed over, none waits for a next message), a
+    /// burst is bounded, and a publication from another thread is written at once (the wake).
+    @Test func the_connection_calls_caught_up_after_every_burst() async throws {
+        let broker = try await MosquittoBroker(extraConfig: "max_queued_messages 0")
+        defer { broker.stop() }
+        enum Event: Equatable { case message(Int), caughtUp }
+        let events = Mutex<[Event]>([])
+        let (connected, connectedContinuation) = AsyncStream<Void>.makeStream()
+        var handlers = MQTTConnection.Handlers()
+        handlers.connected = { connectedContinuation.yield() }
+        handlers.message = { _, payload, _ in
+            if let n = Int(String(decoding: payload, as: UTF8.self)) { events.withLock { $0.append(.message(n)) } }
+        }
+        handlers.caughtUp = { events.withLock { if $0.last != .caughtUp { $0.append(.caughtUp) } } }
+        let reader = try MQTTConnection(options: .init(host: "127.0.0.1", port: broker.port, clientID: "burst-reader"), handlers: handlers)
+        try reader.start()
+        defer { reader.stop() }
+        for await _ in connected { break }
+        try reader.subscribe("burst/#", qos: 0)
+        let device = try DeviceClient(port: broker.port)
+        try await device.start()
+        defer { device.stop() }
+        // The subscription is live once a probe comes back.
+        _ = try await within(10, "the subscription") { () async -> Bool in
+            while !Task.isCancelled, !events.withLock({ $0.contains(.message(-1)) }) {
+                _ = try? device.connection.publish("burst/probe", payload: "-1", qos: 0)
+                try? await Task.sleep(for: .milliseconds(20))
+            }
             return true
         }
-        #expect(late.reports.map(\.value) == (0..<120).map { .int(Int64($0)) })
-        #expect(late.calls.withLock { $0.allSatisfy { $0.count <= 50 } })
+        let messages = 3_000
+        for i in 0..<messages {
+            while true {
+                do {
+                    try device.connection.publish("burst/\(i % 7)", payload: "\(i)", qos: 0)
+                    break
+                } catch {
+                    try await Task.sleep(for: .microseconds(50))
+                }
+            }
+        }
+        _ = try await within(30, "every message read and a caughtUp after the last") { () async -> Bool in
+            while !Task.isCancelled, events.withLock({ $0.last != .caughtUp || !$0.contains(.message(messages - 1)) }) {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return true
+        }
+        let seen = events.withLock { $0 }
+        let numbers = seen.compactMap { if case .message(let n) = $0, n >= 0 { n } else { nil } }
+        #expect(numbers == Array(0..<messages), "every message once, in order")
+        var run = 0
+        var longest = 0
+        for event in seen {
+            if case .message = event { run += 1 } else { run = 0 }
+            longest = max(longest, run)
+        }
+        #expect(longest <= MQTTConnection.burst, "a burst of \(longest) messages before a caughtUp")
     }
 
     @Test func another_effect_hands_over_the_reports_before_it() {
@@ -135,7 +189,7 @@ import Testing
             }
             return true
         }
-        try await Task.sleep(for: .milliseconds(50))  // a late hand-over would come within 2 ms
+        try await Task.sleep(for: .milliseconds(50))  // nothing more may come
         let reports = host.reports.count - before
         let calls = host.calls.withLock { $0.count }
         #expect(reports == messages, "every message's report reached the host (\(reports) of \(messages), in \(calls) calls)")
