@@ -16,15 +16,17 @@ struct DeltaTracker {
         changes.reserveCapacity(devices.count)
         for device in devices {
             let d = device.snapshot
-            if let old = seen[d.id] {
-                guard old != d else { continue }
-                let attributes = d.attributeChanges(since: old)
+            // One lookup per device; `attributeChanges` is the comparison (empty: nothing the
+            // delta carries changed, nil: the shape changed and the whole device goes).
+            if let i = seen.index(forKey: d.id) {
+                let attributes = d.attributeChanges(since: seen.values[i])
                 if attributes?.isEmpty == true { continue }
                 changes.append((d, attributes))
+                seen.values[i] = d
             } else {
                 changes.append((d, nil))
+                seen[d.id] = d
             }
-            seen[d.id] = d
         }
         return changes
     }
@@ -110,13 +112,13 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
             let changes = tracker.changes(changed.devices)
             if changes.isEmpty && !first { return }
             first = false
-            write(text.delta(id: id, version: changed.version, changes))
+            write(text.deltaBytes(id: id, version: changed.version, changes))
         }
     }
 
-    private func write(_ message: String) {
-        var buffer = channel.allocator.buffer(capacity: message.utf8.count)
-        buffer.writeString(message)
+    private func write(_ message: [UInt8]) {
+        var buffer = channel.allocator.buffer(capacity: message.count)
+        buffer.writeBytes(message)
         let written = channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: buffer))
         lastWrite = written
         written.whenFailure { [self] _ in end(.socketClosed) }

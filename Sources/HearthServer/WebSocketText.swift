@@ -107,6 +107,11 @@ struct WebSocketText: Sendable {
     /// `delta`: `{"changes":[…],"id":…,"type":"delta","version":…}`, each change an
     /// ``DeviceDelta`` (the attributes that changed, or the whole device with `full`).
     func delta(id: String, version: UInt64, _ changes: [(DeviceSnapshot, [AttributeChange]?)]) -> String {
+        String(decoding: deltaBytes(id: id, version: version, changes), as: UTF8.self)
+    }
+
+    /// ``delta(id:version:_:)`` as UTF-8 bytes (what the socket's event loop writes).
+    func deltaBytes(id: String, version: UInt64, _ changes: [(DeviceSnapshot, [AttributeChange]?)]) -> [UInt8] {
         var w = WireJSONWriter(capacity: 128 + changes.count * 96)
         w.raw(#"{"changes":["#)
         for (n, (device, attributes)) in changes.enumerated() {
@@ -122,7 +127,7 @@ struct WebSocketText: Sendable {
         w.raw(#","type":"delta","version":"#)
         w.int(version)
         w.raw("}")
-        return w.text
+        return w.bytes
     }
 
     /// A string as a JSON string literal, as the encoder writes it.
