@@ -1,5 +1,7 @@
 // mqtt-benchmark e2e: MQTT → hearthd → WebSocket observer, side by side with a plain
-// libmosquitto subscriber on the same broker and load generator (issue 22).
+// libmosquitto subscriber on the same broker and load generator (issue 22). The plain
+// subscriber is the MQTT plugin's own `MQTTConnection` doing nothing but parse the number: the
+// same read loop as hearthd's plugin, so the difference measured is what hearthd adds.
 //
 //   mqtt-benchmark e2e --hearthd NAME=PATH[@QUERY] [--hearthd …] [--devices 1000]
 //                      [--messages 100000] [--rate 1000] [--seconds 10] [--rounds 1]
