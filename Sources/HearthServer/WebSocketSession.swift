@@ -20,6 +20,10 @@ actor WebSocketSession {
     let outbound: WebSocketOutboundWriter
     let home: Home
     var subscriptions: [String: Task<Void, Never>] = [:]
+    /// Which subscription under an id is the current one: a task that ends after its id was
+    /// unsubscribed and subscribed again must not take the new subscription's entry with it.
+    var generations: [String: UInt64] = [:]
+    var nextGeneration: UInt64 = 0
     /// Subscriptions written by the event loop: started once `subscribed` is written, and
     /// stopped here (not only by their task) so nothing follows `unsubscribed`.
     var writers: [String: WebSocketDirectDeltas] = [:]
@@ -119,6 +123,7 @@ actor WebSocketSession {
                 return
             }
             task.cancel()
+            generations[id] = nil
             writers.removeValue(forKey: id)?.cancel()
             await send(.unsubscribed(id: id))
         }
@@ -269,9 +274,12 @@ actor WebSocketSession {
                 return await self.endOfSource()
             }
         }
+        nextGeneration += 1
+        let generation = nextGeneration
+        generations[id] = generation
         subscriptions[id] = Task {
             let finish = await body()
-            await self.ended(id, finish)
+            await self.ended(id, generation, finish)
         }
     }
 
@@ -290,8 +298,10 @@ actor WebSocketSession {
         isLive ? .end(.ended, "the subscription ended (shut down)") : .end(.permissionDenied, "access was revoked")
     }
 
-    func ended(_ id: String, _ finish: Finish) async {
-        guard subscriptions.removeValue(forKey: id) != nil else { return }
+    func ended(_ id: String, _ generation: UInt64, _ finish: Finish) async {
+        // Unsubscribed (and perhaps subscribed again under the same id): not this one's to end.
+        guard generations[id] == generation, subscriptions.removeValue(forKey: id) != nil else { return }
+        generations[id] = nil
         writers[id] = nil
         guard case .end(let reason, let message) = finish else { return }
         await send(.end(id: id, reason: reason, message: message))
@@ -370,6 +380,10 @@ actor WebSocketSession {
             try await outbound.write(.text(text))
             return true
         } catch {
+            // A subscription unsubscribed while its write waited for room in the socket: that
+            // message is dropped (a whole frame, never part of one) and the socket goes on.
+            // Marking it closed here silenced every other subscription and reply on it.
+            if error is CancellationError || Task.isCancelled { return false }
             closed = true
             return false
         }
@@ -385,6 +399,7 @@ actor WebSocketSession {
     func endAll() {
         for task in subscriptions.values { task.cancel() }
         subscriptions.removeAll()
+        generations.removeAll()
         for writer in writers.values { writer.cancel() }
         writers.removeAll()
     }

@@ -155,6 +155,54 @@ import Testing
         }
     }
 
+    /// Unsubscribing and subscribing again under the same id in one breath, while devices
+    /// change: the old subscription's ending must not take the new one with it (it stays, and
+    /// unsubscribes), and a write the old one was waiting on when it was cancelled must not
+    /// silence the socket (it did: every later reply and message was dropped).
+    @Test(.timeLimit(.minutes(1))) func a_subscription_renewed_under_its_id_is_not_ended_by_the_old_one() async throws {
+        try await TestHome.with { home in
+            Self.publishThermometers(home, count: 4)
+            let member = try home.memberToken()
+            let reporting = Task.detached {
+                var v: Int64 = 0
+                while !Task.isCancelled, v < 2_000_000 {
+                    v += 1
+                    home.driver.context.report("thermo-\(v % 4)", Self.trait, Self.measured, .int(v))
+                    if v % 64 == 0 { await Task.yield() }
+                }
+            }
+            defer { reporting.cancel() }
+            try await SocketProbe.with(home, token: member) { socket in
+                for query in ["deviceDeltas", "deviceUpdates"] {
+                    try await socket.send(#"{"type":"subscribe","id":"tiles","query":"\#(query)"}"#)
+                    _ = try #require(try await socket.next("subscribed"))
+                    for round in 1...25 {
+                        // Both frames at once: the old task ends while the new one is being set up.
+                        try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
+                        try await socket.send(#"{"type":"subscribe","id":"tiles","query":"\#(query)"}"#)
+                        var seen: [String] = []
+                        while let m = try await socket.next(), let type = m["type"]?.stringValue {
+                            #expect(type != "end" && type != "error", "\(query) round \(round): \(m)")
+                            seen.append(type)
+                            if type == "subscribed" { break }
+                        }
+                        #expect(seen.contains("unsubscribed"), "\(query) round \(round): \(seen)")
+                        // Let a late ending of the old subscription run before the next round.
+                        try await socket.send(#"{"type":"ping","id":"p\#(round)"}"#)
+                        while let m = try await socket.next(), m["type"]?.stringValue != "pong" {
+                            #expect(m["type"]?.stringValue != "end" && m["type"]?.stringValue != "error", "\(query) round \(round): \(m)")
+                        }
+                    }
+                    try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
+                    while let m = try await socket.next(), m["type"]?.stringValue != "unsubscribed" {
+                        #expect(m["type"]?.stringValue != "end" && m["type"]?.stringValue != "error", "\(query): the last subscription is still there: \(m)")
+                        if m["type"]?.stringValue == "error" { break }
+                    }
+                }
+            }
+        }
+    }
+
     /// A client that stops reading for a while: what the loop wrote waits in the socket (or, once
     /// the buffer is full, the core coalesces), and once the client reads it ends on the newest
     /// values and the socket still answers.
