@@ -30,6 +30,20 @@ import Testing
         })
     }
 
+    /// Four thermometers, reported round-robin as fast as the core takes them until cancelled
+    /// (at most 2,000,000 reports).
+    static func changingFourThermometers(_ home: TestHome) -> Task<Void, Never> {
+        publishThermometers(home, count: 4)
+        return Task.detached {
+            var v: Int64 = 0
+            while !Task.isCancelled, v < 2_000_000 {
+                v += 1
+                home.driver.context.report("thermo-\(v % 4)", Self.trait, Self.measured, .int(v))
+                if v % 64 == 0 { await Task.yield() }
+            }
+        }
+    }
+
     /// Subscribes to `deviceDeltas` as `tiles` and applies the first message.
     static func subscribe(_ socket: inout SocketProbe) async throws -> Kept {
         try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
@@ -123,16 +137,8 @@ import Testing
     /// follows `unsubscribed`, and a re-subscription under the same id starts afresh.
     @Test(.timeLimit(.minutes(1))) func replies_and_deltas_keep_their_order_while_devices_change() async throws {
         try await TestHome.with { home in
-            Self.publishThermometers(home, count: 4)
             let member = try home.memberToken()
-            let reporting = Task.detached {
-                var v: Int64 = 0
-                while !Task.isCancelled, v < 2_000_000 {
-                    v += 1
-                    home.driver.context.report("thermo-\(v % 4)", Self.trait, Self.measured, .int(v))
-                    if v % 64 == 0 { await Task.yield() }
-                }
-            }
+            let reporting = Self.changingFourThermometers(home)
             defer { reporting.cancel() }
             try await SocketProbe.with(home, token: member) { socket in
                 for round in 1...20 {
@@ -161,16 +167,8 @@ import Testing
     /// silence the socket (it did: every later reply and message was dropped).
     @Test(.timeLimit(.minutes(1))) func a_subscription_renewed_under_its_id_is_not_ended_by_the_old_one() async throws {
         try await TestHome.with { home in
-            Self.publishThermometers(home, count: 4)
             let member = try home.memberToken()
-            let reporting = Task.detached {
-                var v: Int64 = 0
-                while !Task.isCancelled, v < 2_000_000 {
-                    v += 1
-                    home.driver.context.report("thermo-\(v % 4)", Self.trait, Self.measured, .int(v))
-                    if v % 64 == 0 { await Task.yield() }
-                }
-            }
+            let reporting = Self.changingFourThermometers(home)
             defer { reporting.cancel() }
             try await SocketProbe.with(home, token: member) { socket in
                 for query in ["deviceDeltas", "deviceUpdates"] {
