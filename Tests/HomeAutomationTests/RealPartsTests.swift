@@ -98,6 +98,9 @@ func until(_ what: String, _ condition: () -> Bool) async throws {
         let run = Task { try await plugin.run(context: context) }
         defer { run.cancel() }
         try await until("the sensor commissioned") { core.state.commissioned["mqtt:greenhouse"] != nil }
+        // The explicit device is commissioned before the plugin has connected: a value published
+        // before the broker acknowledged the subscription would be lost (not retained).
+        try await until("the plugin subscribed to gh/temp") { plugin.acknowledgedSubscriptions.contains("gh/temp") }
 
         let engine = AutomationEngine(core: core, clock: TestAutomationClock())
         let service = Task { await engine.run() }
