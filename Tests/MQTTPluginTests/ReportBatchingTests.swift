@@ -128,6 +128,37 @@ import Testing
         #expect(longest <= MQTTConnection.burst, "a burst of \(longest) messages before a caughtUp")
     }
 
+    /// The read loop runs libmosquitto's keepalive: an idle connection pings and stays up over
+    /// more than two keepalive periods (the broker drops a client silent for 1.5 of them), and
+    /// a message after the idle time still arrives.
+    @Test(.timeLimit(.minutes(1))) func an_idle_connection_keeps_alive() async throws {
+        let broker = try await MosquittoBroker()
+        defer { broker.stop() }
+        let events = Mutex<[String]>([])
+        let (connected, connectedContinuation) = AsyncStream<Void>.makeStream()
+        var handlers = MQTTConnection.Handlers()
+        handlers.connected = {
+            events.withLock { $0.append("connected") }
+            connectedContinuation.yield()
+        }
+        handlers.disconnected = { _, reason in events.withLock { $0.append("disconnected: \(reason)") } }
+        handlers.message = { _, payload, _ in events.withLock { $0.append(String(decoding: payload, as: UTF8.self)) } }
+        var options = MQTTConnection.Options(host: "127.0.0.1", port: broker.port, clientID: "idle-reader")
+        options.keepalive = 5  // libmosquitto's smallest
+        let reader = try MQTTConnection(options: options, handlers: handlers)
+        try reader.start()
+        defer { reader.stop() }
+        for await _ in connected { break }
+        try reader.subscribe("idle/#", qos: 1)
+        try await Task.sleep(for: .seconds(12))
+        try await broker.mosquittoPub("idle/x", "after the idle time")
+        _ = try await within(10, "the message after the idle time") { () async -> Bool in
+            while !Task.isCancelled, !events.withLock({ $0.contains("after the idle time") }) { try? await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        #expect(events.withLock { $0 } == ["connected", "after the idle time"], "no drop while idle")
+    }
+
     @Test func another_effect_hands_over_the_reports_before_it() {
         let host = RecordingContext()
         let runtime = Runtime(context: host, registry: Registry())
