@@ -46,12 +46,19 @@ extension MQTTConnection {
         }
     }
 
+    /// After a libmosquitto call: nil to go on, or what ``serve()`` returns — its error, success
+    /// when the socket is gone because a disconnect was asked for, else "no connection".
+    func outcome(_ rc: Int32) -> Int32? {
+        if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
+        if mosquitto_socket(handle) >= 0 { return nil }
+        return endRequested ? MOSQ_ERR_SUCCESS.rawValue : MOSQ_ERR_NO_CONN.rawValue
+    }
+
     /// One connection: until the socket is gone (success when asked for) or an error.
     func serve() -> Int32 {
-        let success = MOSQ_ERR_SUCCESS.rawValue
         while true {
+            if let end = outcome(MOSQ_ERR_SUCCESS.rawValue) { return end }
             let socket = mosquitto_socket(handle)
-            guard socket >= 0 else { return endRequested ? success : MOSQ_ERR_NO_CONN.rawValue }
             var fds = (
                 pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0), revents: 0),
                 pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
@@ -65,16 +72,9 @@ extension MQTTConnection {
                 var count: UInt64 = 0
                 _ = read(wakeFD, &count, 8)
             }
-            if fds.0.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                let rc = readBurst()
-                if rc != success || mosquitto_socket(handle) < 0 { return rc == success && !endRequested ? MOSQ_ERR_NO_CONN.rawValue : rc }
-            }
-            if fds.0.revents & Int16(POLLOUT) != 0 || mosquitto_want_write(handle) {
-                let rc = mosquitto_loop_write(handle, 1)
-                if rc != success || mosquitto_socket(handle) < 0 { return rc == success && !endRequested ? MOSQ_ERR_NO_CONN.rawValue : rc }
-            }
-            let rc = mosquitto_loop_misc(handle)
-            if rc != success { return mosquitto_socket(handle) < 0 && endRequested ? success : rc }
+            if fds.0.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, let end = outcome(readBurst()) { return end }
+            if fds.0.revents & Int16(POLLOUT) != 0 || mosquitto_want_write(handle), let end = outcome(mosquitto_loop_write(handle, 1)) { return end }
+            if let end = outcome(mosquitto_loop_misc(handle)) { return end }
         }
     }
 

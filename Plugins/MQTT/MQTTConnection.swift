@@ -195,6 +195,14 @@ public final class MQTTConnection: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
+    /// After a requested disconnect: wakes the loop to write it, or a backoff wait to notice it.
+    func interrupt() {
+        wakeLoop()
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+    }
+
     func check(_ rc: Int32, _ what: String) throws(Failure) {
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             var reason = String(cString: mosquitto_strerror(rc))
@@ -273,10 +281,7 @@ public final class MQTTConnection: @unchecked Sendable {
         }
         guard wasRunning else { return }
         handleLock.withLock { _ in _ = mosquitto_disconnect(handle) }
-        wakeLoop()
-        wake.lock()
-        wake.broadcast()
-        wake.unlock()
+        interrupt()
         finished.wait()
     }
 
@@ -341,10 +346,7 @@ public final class MQTTConnection: @unchecked Sendable {
     public func dropSession() {
         discardSession.withLock { $0 = true }
         handleLock.withLock { _ in _ = mosquitto_disconnect(handle) }
-        wakeLoop()
-        wake.lock()
-        wake.broadcast()
-        wake.unlock()
+        interrupt()
     }
 
     @discardableResult

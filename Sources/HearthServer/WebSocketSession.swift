@@ -19,10 +19,13 @@ actor WebSocketSession {
     let session: AuthSession
     let outbound: WebSocketOutboundWriter
     let home: Home
-    var subscriptions: [String: Task<Void, Never>] = [:]
-    /// Which subscription under an id is the current one: a task that ends after its id was
-    /// unsubscribed and subscribed again must not take the new subscription's entry with it.
-    var generations: [String: UInt64] = [:]
+    /// A subscription's task, and which subscription under its id it is: a task that ends
+    /// after its id was unsubscribed and subscribed again must not take the new one's entry.
+    struct Subscription {
+        let generation: UInt64
+        let task: Task<Void, Never>
+    }
+    var subscriptions: [String: Subscription] = [:]
     var nextGeneration: UInt64 = 0
     /// Subscriptions written by the event loop: started once `subscribed` is written, and
     /// stopped here (not only by their task) so nothing follows `unsubscribed`.
@@ -118,12 +121,11 @@ actor WebSocketSession {
                 await send(.error(id: id, WireError(error)))
             }
         case .unsubscribe(let id):
-            guard let task = subscriptions.removeValue(forKey: id) else {
+            guard let subscription = subscriptions.removeValue(forKey: id) else {
                 await send(.error(id: id, WireError(.notFound("no subscription '\(id)' on this socket"))))
                 return
             }
-            task.cancel()
-            generations[id] = nil
+            subscription.task.cancel()
             writers.removeValue(forKey: id)?.cancel()
             await send(.unsubscribed(id: id))
         }
@@ -276,11 +278,12 @@ actor WebSocketSession {
         }
         nextGeneration += 1
         let generation = nextGeneration
-        generations[id] = generation
-        subscriptions[id] = Task {
-            let finish = await body()
-            await self.ended(id, generation, finish)
-        }
+        subscriptions[id] = Subscription(
+            generation: generation,
+            task: Task {
+                let finish = await body()
+                await self.ended(id, generation, finish)
+            })
     }
 
     /// Whether the session's token is still live (a source that finishes on revocation ends
@@ -300,8 +303,8 @@ actor WebSocketSession {
 
     func ended(_ id: String, _ generation: UInt64, _ finish: Finish) async {
         // Unsubscribed (and perhaps subscribed again under the same id): not this one's to end.
-        guard generations[id] == generation, subscriptions.removeValue(forKey: id) != nil else { return }
-        generations[id] = nil
+        guard subscriptions[id]?.generation == generation else { return }
+        subscriptions[id] = nil
         writers[id] = nil
         guard case .end(let reason, let message) = finish else { return }
         await send(.end(id: id, reason: reason, message: message))
@@ -397,9 +400,8 @@ actor WebSocketSession {
     }
 
     func endAll() {
-        for task in subscriptions.values { task.cancel() }
+        for subscription in subscriptions.values { subscription.task.cancel() }
         subscriptions.removeAll()
-        generations.removeAll()
         for writer in writers.values { writer.cancel() }
         writers.removeAll()
     }

@@ -30,17 +30,22 @@ import Testing
         })
     }
 
-    /// Four thermometers, reported round-robin as fast as the core takes them until cancelled
-    /// (at most 2,000,000 reports).
-    static func changingFourThermometers(_ home: TestHome) -> Task<Void, Never> {
-        publishThermometers(home, count: 4)
-        return Task.detached {
-            var v: Int64 = 0
-            while !Task.isCancelled, v < 2_000_000 {
-                v += 1
-                home.driver.context.report("thermo-\(v % 4)", Self.trait, Self.measured, .int(v))
-                if v % 64 == 0 { await Task.yield() }
+    /// A member's socket on a home whose four thermometers are reported round-robin as fast as
+    /// the core takes them (at most 2,000,000 reports) while `body` runs.
+    static func withChangingThermometers(_ body: @escaping @Sendable (inout SocketProbe) async throws -> Void) async throws {
+        try await TestHome.with { home in
+            let member = try home.memberToken()
+            publishThermometers(home, count: 4)
+            let reporting = Task.detached {
+                var v: Int64 = 0
+                while !Task.isCancelled, v < 2_000_000 {
+                    v += 1
+                    home.driver.context.report("thermo-\(v % 4)", Self.trait, Self.measured, .int(v))
+                    if v % 64 == 0 { await Task.yield() }
+                }
             }
+            defer { reporting.cancel() }
+            try await SocketProbe.with(home, token: member, body)
         }
     }
 
@@ -136,27 +141,22 @@ import Testing
     /// session's own replies go through the async writer. `subscribed` comes first, nothing
     /// follows `unsubscribed`, and a re-subscription under the same id starts afresh.
     @Test(.timeLimit(.minutes(1))) func replies_and_deltas_keep_their_order_while_devices_change() async throws {
-        try await TestHome.with { home in
-            let member = try home.memberToken()
-            let reporting = Self.changingFourThermometers(home)
-            defer { reporting.cancel() }
-            try await SocketProbe.with(home, token: member) { socket in
-                for round in 1...20 {
-                    try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
-                    let reply = try #require(try await socket.next())
-                    #expect(reply["type"]?.stringValue == "subscribed", "round \(round): the reply before any delta, got \(reply)")
-                    var kept = Kept()
-                    let first = try #require(try await socket.next("delta"))
-                    _ = try kept.apply(first)
-                    #expect(kept.devices.count == 7, "round \(round): a new subscription starts with every device, whole")
-                    try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
-                    while let m = try await socket.next(), m["type"]?.stringValue != "unsubscribed" {
-                        #expect(m["type"]?.stringValue == "delta", "round \(round): \(m)")
-                    }
-                    try await socket.send(#"{"type":"ping","id":"after"}"#)
-                    let after = try #require(try await socket.next())
-                    #expect(after["type"]?.stringValue == "pong", "round \(round): nothing after unsubscribed, got \(after)")
+        try await Self.withChangingThermometers { socket in
+            for round in 1...20 {
+                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"deviceDeltas"}"#)
+                let reply = try #require(try await socket.next())
+                #expect(reply["type"]?.stringValue == "subscribed", "round \(round): the reply before any delta, got \(reply)")
+                var kept = Kept()
+                let first = try #require(try await socket.next("delta"))
+                _ = try kept.apply(first)
+                #expect(kept.devices.count == 7, "round \(round): a new subscription starts with every device, whole")
+                try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
+                while let m = try await socket.next(), m["type"]?.stringValue != "unsubscribed" {
+                    #expect(m["type"]?.stringValue == "delta", "round \(round): \(m)")
                 }
+                try await socket.send(#"{"type":"ping","id":"after"}"#)
+                let after = try #require(try await socket.next())
+                #expect(after["type"]?.stringValue == "pong", "round \(round): nothing after unsubscribed, got \(after)")
             }
         }
     }
@@ -166,36 +166,31 @@ import Testing
     /// unsubscribes), and a write the old one was waiting on when it was cancelled must not
     /// silence the socket (it did: every later reply and message was dropped).
     @Test(.timeLimit(.minutes(1))) func a_subscription_renewed_under_its_id_is_not_ended_by_the_old_one() async throws {
-        try await TestHome.with { home in
-            let member = try home.memberToken()
-            let reporting = Self.changingFourThermometers(home)
-            defer { reporting.cancel() }
-            try await SocketProbe.with(home, token: member) { socket in
-                for query in ["deviceDeltas", "deviceUpdates"] {
-                    try await socket.send(#"{"type":"subscribe","id":"tiles","query":"\#(query)"}"#)
-                    _ = try #require(try await socket.next("subscribed"))
-                    for round in 1...25 {
-                        // Both frames at once: the old task ends while the new one is being set up.
-                        try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
-                        try await socket.send(#"{"type":"subscribe","id":"tiles","query":"\#(query)"}"#)
-                        var seen: [String] = []
-                        while let m = try await socket.next(), let type = m["type"]?.stringValue {
-                            #expect(type != "end" && type != "error", "\(query) round \(round): \(m)")
-                            seen.append(type)
-                            if type == "subscribed" { break }
-                        }
-                        #expect(seen.contains("unsubscribed"), "\(query) round \(round): \(seen)")
-                        // Let a late ending of the old subscription run before the next round.
-                        try await socket.send(#"{"type":"ping","id":"p\#(round)"}"#)
-                        while let m = try await socket.next(), m["type"]?.stringValue != "pong" {
-                            #expect(m["type"]?.stringValue != "end" && m["type"]?.stringValue != "error", "\(query) round \(round): \(m)")
-                        }
-                    }
+        try await Self.withChangingThermometers { socket in
+            for query in ["deviceDeltas", "deviceUpdates"] {
+                try await socket.send(#"{"type":"subscribe","id":"tiles","query":"\#(query)"}"#)
+                _ = try #require(try await socket.next("subscribed"))
+                for round in 1...25 {
+                    // Both frames at once: the old task ends while the new one is being set up.
                     try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
-                    while let m = try await socket.next(), m["type"]?.stringValue != "unsubscribed" {
-                        #expect(m["type"]?.stringValue != "end" && m["type"]?.stringValue != "error", "\(query): the last subscription is still there: \(m)")
-                        if m["type"]?.stringValue == "error" { break }
+                    try await socket.send(#"{"type":"subscribe","id":"tiles","query":"\#(query)"}"#)
+                    var seen: [String] = []
+                    while let m = try await socket.next(), let type = m["type"]?.stringValue {
+                        #expect(type != "end" && type != "error", "\(query) round \(round): \(m)")
+                        seen.append(type)
+                        if type == "subscribed" { break }
                     }
+                    #expect(seen.contains("unsubscribed"), "\(query) round \(round): \(seen)")
+                    // Let a late ending of the old subscription run before the next round.
+                    try await socket.send(#"{"type":"ping","id":"p\#(round)"}"#)
+                    while let m = try await socket.next(), m["type"]?.stringValue != "pong" {
+                        #expect(m["type"]?.stringValue != "end" && m["type"]?.stringValue != "error", "\(query) round \(round): \(m)")
+                    }
+                }
+                try await socket.send(#"{"type":"unsubscribe","id":"tiles"}"#)
+                while let m = try await socket.next(), m["type"]?.stringValue != "unsubscribed" {
+                    #expect(m["type"]?.stringValue != "end" && m["type"]?.stringValue != "error", "\(query): the last subscription is still there: \(m)")
+                    if m["type"]?.stringValue == "error" { break }
                 }
             }
         }
