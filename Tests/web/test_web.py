@@ -698,12 +698,22 @@ def main():
         member_token = driver.execute_script("return localStorage.getItem('hearth.token')")
         assert status_of(h.base, "GET", "/matter", token=member_token) == 403
         assert status_of(h.base, "POST", "/matter/window", token=member_token) == 403
+        # GET /exposure, /matter and /hap are all refused: the exposure's refusal is the one toast
+        # (the layout refusal's toast is cleared first, so it cannot stand in for it), and the
+        # Matter and HomeKit cards stay empty without a "loading failed" toast of their own.
+        answered = "return performance.getEntriesByType('resource').filter((r) => /\\/api\\/v1\\/(hap|matter|exposure)$/.test(r.name)).length"
+        driver.execute_script("performance.clearResourceTimings(); const t = document.querySelector('#toast'); t.textContent = ''; window.toasts = [];"
+                              "new MutationObserver(() => window.toasts.push(t.textContent)).observe(t, { childList: true, characterData: true, subtree: true });")
         driver.execute_script("location.hash = '#exposure'")
         css("#exposure:not([hidden])")
-        # GET /exposure, /matter and /hap are all refused: whichever answer comes last is the toast.
         text_in("#toast", "Not allowed")
+        wait_until("the three refusals answered", lambda: driver.execute_script(answered) >= 3)
         assert status_of(h.base, "GET", "/exposure", token=member_token) == 403
+        assert status_of(h.base, "GET", "/hap", token=member_token) == 403
         wait.until(lambda d: d.execute_script("return document.querySelector('#exposure-body').childElementCount") == 0)
+        assert driver.execute_script("return document.querySelector('#hap-body').childElementCount") == 0
+        toasts = [t for t in driver.execute_script("return window.toasts") if t]
+        assert toasts and all(t.startswith("Not allowed") for t in toasts), toasts
         assert driver.execute_script("return document.querySelector('#matter-body').childElementCount") == 0
         assert not driver.find_elements(By.CSS_SELECTOR, "#matter-body svg, #matter-body .pairing-code"), "a member sees no Matter pairing code"
         assert matter["manualPairingCode"] not in driver.find_element(By.TAG_NAME, "body").text

@@ -45,6 +45,8 @@ export async function renderHAP() {
     hap = await call("GET", "/hap");
   } catch (e) {
     if (e.status === 404) { body.replaceChildren(el("p", { class: "hint", text: "The HomeKit bridge is off (hap.enabled in hearth.yaml)." })); return; }
+    // Refused (a member): no setup code or pairing stays on the page; the exposure view says why.
+    if (e.status === 403) { body.replaceChildren(); return; }
     toast(`Loading the HomeKit bridges failed: ${e.message}`, "error");
     return;
   }
