@@ -239,6 +239,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Benchmarks/CoreBenchmark",
+            exclude: ["summarise.py"],
             swiftSettings: settings),
         // Starter evaluation of the automation engine (issue 18): docs/BENCHMARKS.md.
         .executableTarget(

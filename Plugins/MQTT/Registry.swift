@@ -268,7 +268,8 @@ struct Registry {
             for subscription in entity.subscriptions where Self.covers(subscription.topic, message.topic) {
                 do throws(PayloadError) {
                     let updates = try subscription.read(message)
-                    effects += apply(updates, entity: entity, device: device)
+                    let applied = apply(updates, entity: entity, device: device)
+                    if effects.isEmpty { effects = applied } else { effects += applied }
                 } catch {
                     effects += refused(key, topic: message.topic, error.message)
                 }
@@ -318,12 +319,14 @@ struct Registry {
             case .attribute(let trait, let attribute, let value):
                 // A battery level or Wi-Fi signal in the attributes of an entity whose device has
                 // no such trait yet: the device gains it (described again before the report).
-                if publishedTraits[device]?.contains(trait) != true, published.contains(device), Self.traitsFromAttributes.contains(trait) {
+                var carried = publishedTraits[device]?.contains(trait) == true
+                if !carried, published.contains(device), Self.traitsFromAttributes.contains(trait) {
                     attributeTraits[device, default: []].insert(trait)
                     described += describe(device)
+                    carried = publishedTraits[device]?.contains(trait) == true
                 }
                 // Any other value for a trait the device does not carry has nowhere to go.
-                guard publishedTraits[device]?.contains(trait) == true else { continue }
+                guard carried else { continue }
                 values[device, default: [:]][trait, default: [:]][attribute] = value
                 let type = entity.traits[trait] != nil ? entity.deviceType : nil
                 reports.append(AttributeReport(localID: device, deviceType: type, trait: trait, attribute: attribute, value: value))
@@ -349,6 +352,8 @@ struct Registry {
             }
         }
         guard published.contains(device) else { return [] }
+        // The common message (one value, nothing described, no event) makes one array.
+        if described.isEmpty && effects.isEmpty { return reports.isEmpty ? [] : [.report(reports)] }
         return described + (reports.isEmpty ? [] : [.report(reports)]) + effects
     }
 

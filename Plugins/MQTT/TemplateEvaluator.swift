@@ -130,7 +130,8 @@ struct Evaluator {
         }
     }
 
-    func lookup(_ base: TemplateValue, _ key: Value, label: String) -> TemplateValue {
+    /// `label` names the key in the refusal of a value that has no keys (built only then).
+    func lookup(_ base: TemplateValue, _ key: Value, label: @autoclosure () -> String) -> TemplateValue {
         switch base {
         case .undefined(let why): return .undefined(why)
         case .value(.object(let o)):
@@ -145,7 +146,7 @@ struct Evaluator {
             guard l.indices.contains(index) else { return .undefined("list index \(i) is out of range") }
             return .value(l[index])
         case .value(let v):
-            return .undefined("\(v.kindName) \(v) has no key \(label)")
+            return .undefined("\(v.kindName) \(v) has no key \(label())")
         }
     }
 

@@ -8,24 +8,25 @@ import Synchronization
 /// message carries only the attributes that changed since (or the whole device, the first time
 /// and when its shape changed).
 struct DeltaTracker {
-    private var seen: [DeviceID: DeviceSnapshot] = [:]
+    /// The device as last sent (a ``HomeDevice`` is one shared reference: keeping it copies none
+    /// of its snapshot).
+    private var seen: [DeviceID: HomeDevice] = [:]
 
     /// The changes to send for these devices: none for a device as it was last sent.
-    mutating func changes(_ devices: [HomeDevice]) -> [(DeviceSnapshot, [AttributeChange]?)] {
-        var changes: [(DeviceSnapshot, [AttributeChange]?)] = []
+    mutating func changes(_ devices: [HomeDevice]) -> [(HomeDevice, [AttributeChange]?)] {
+        var changes: [(HomeDevice, [AttributeChange]?)] = []
         changes.reserveCapacity(devices.count)
         for device in devices {
-            let d = device.snapshot
             // One lookup per device; `attributeChanges` is the comparison (empty: nothing the
             // delta carries changed, nil: the shape changed and the whole device goes).
-            if let i = seen.index(forKey: d.id) {
-                let attributes = d.attributeChanges(since: seen.values[i])
+            if let i = seen.index(forKey: device.id) {
+                let attributes = device.snapshot.attributeChanges(since: seen.values[i].snapshot)
                 if attributes?.isEmpty == true { continue }
-                changes.append((d, attributes))
-                seen.values[i] = d
+                changes.append((device, attributes))
+                seen.values[i] = device
             } else {
-                changes.append((d, nil))
-                seen[d.id] = d
+                changes.append((device, nil))
+                seen[device.id] = device
             }
         }
         return changes

@@ -107,11 +107,12 @@ struct WebSocketText: Sendable {
     /// `delta`: `{"changes":[…],"id":…,"type":"delta","version":…}`, each change an
     /// ``DeviceDelta`` (the attributes that changed, or the whole device with `full`).
     func delta(id: String, version: UInt64, _ changes: [(DeviceSnapshot, [AttributeChange]?)]) -> String {
-        String(decoding: deltaBytes(id: id, version: version, changes), as: UTF8.self)
+        let devices = changes.map { (HomeDevice(snapshot: $0.0, backend: nil), $0.1) }
+        return String(decoding: deltaBytes(id: id, version: version, devices), as: UTF8.self)
     }
 
     /// ``delta(id:version:_:)`` as UTF-8 bytes (what the socket's event loop writes).
-    func deltaBytes(id: String, version: UInt64, _ changes: [(DeviceSnapshot, [AttributeChange]?)]) -> [UInt8] {
+    func deltaBytes(id: String, version: UInt64, _ changes: [(HomeDevice, [AttributeChange]?)]) -> [UInt8] {
         var w = WireJSONWriter(capacity: 128 + changes.count * 96)
         w.raw(#"{"changes":["#)
         for (n, (device, attributes)) in changes.enumerated() {
@@ -119,7 +120,7 @@ struct WebSocketText: Sendable {
             if let attributes {
                 w.deviceDelta(device.id, attributes: attributes, full: nil, catalog: devices.catalog)
             } else {
-                w.deviceDelta(device.id, attributes: [], full: device, catalog: devices.catalog)
+                w.deviceDelta(device.id, attributes: [], full: device.snapshot, catalog: devices.catalog)
             }
         }
         w.raw(#"],"id":"#)

@@ -33,7 +33,9 @@ final class DeviceFeed: UpdateSource {
         /// Everything pending, sorted by ID, and the buffer emptied; nil when nothing is.
         mutating func take() -> ChangedDevices? {
             guard !pending.isEmpty else { return nil }
-            let devices = pending.values.sorted { $0.id < $1.id }
+            // Sorted as (key, value) pairs: the comparison reads the keys in place (through the
+            // devices it retained and released both IDs on every one of its n log n steps).
+            let devices = pending.sorted { $0.key.rawValue < $1.key.rawValue }.map(\.value)
             pending.removeAll(keepingCapacity: true)
             return ChangedDevices(version: version, devices: devices)
         }

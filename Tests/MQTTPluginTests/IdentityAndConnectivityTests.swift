@@ -23,6 +23,21 @@ import Testing
             broker.stop()
         }
 
+        /// Invokes a command once the device's trait is known: a device just described reads
+        /// online until the plugin sets its entities' availability (unknown until their
+        /// availability topic answers), so a wait on "online" can end in that moment and the
+        /// command be refused, rightly, as unknown. Retries that refusal alone, for at most 10 s.
+        func invokeOnceKnown(_ request: CommandRequest) async throws -> Value {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while true {
+                do {
+                    return try await home.invoke(request)
+                } catch let e as HomeError where e.code == .deviceOffline && e.message.hasSuffix(" is unknown") && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+        }
+
         /// Waits until the core holds the device and `ready` holds for it.
         func device(_ local: String, _ what: String, _ ready: @escaping @Sendable (HomeDevice) -> Bool = { _ in true }) async throws -> HomeDevice {
             let id = DeviceID(plugin: "mqtt", local: local)
@@ -119,7 +134,7 @@ import Testing
         defer { device.stop() }
         try await device.subscribe("zigbee2mqtt/desk_bulb/set/identify")
         let primary = try #require(lamp.snapshot.primaryType?.id)
-        _ = try await running.home.invoke(
+        _ = try await running.invokeOnceKnown(
             CommandRequest(device: lamp.id, deviceType: primary, trait: IdentifyTrait.identifier, command: IdentifyTrait.Command.identify,
                            arguments: ["IdentifyTime": .int(5)]))
         let pressed = try await within { await device.next(on: "zigbee2mqtt/desk_bulb/set/identify") }
@@ -162,7 +177,7 @@ import Testing
         try await device.start()
         defer { device.stop() }
         try await device.subscribe("porch/light/set")
-        _ = try await running.home.invoke(
+        _ = try await running.invokeOnceKnown(
             CommandRequest(device: online.id, deviceType: type, trait: OnOffTrait.identifier, command: OnOffTrait.Command.on))
         #expect(try await within { await device.next(on: "porch/light/set") } == "ON")
 

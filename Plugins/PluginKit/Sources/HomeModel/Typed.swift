@@ -146,16 +146,33 @@ public struct TraitCollection: Sendable {
 
 /// A device of the home: its snapshot plus the backend its commands and subscriptions go
 /// through (Google Home APIs `HomeDevice`).
+///
+/// A copy is one reference: the snapshot and backend live in one shared, immutable box. The
+/// core hands each change to every subscriber, which buffer it per device, sort it and keep the
+/// last one sent; with the snapshot inline every such copy retained and released each of its
+/// strings and arrays (a sixth of the daemon's time in an MQTT flood).
 public struct HomeDevice: Identifiable, Sendable {
-    public let snapshot: DeviceSnapshot
-    public let backend: (any HomeBackend)?
+    @usableFromInline final class Storage: Sendable {
+        @usableFromInline let snapshot: DeviceSnapshot
+        @usableFromInline let backend: (any HomeBackend)?
 
-    public init(snapshot: DeviceSnapshot, backend: (any HomeBackend)?) {
-        self.snapshot = snapshot
-        self.backend = backend
+        init(snapshot: DeviceSnapshot, backend: (any HomeBackend)?) {
+            self.snapshot = snapshot
+            self.backend = backend
+        }
     }
 
-    public var id: DeviceID { snapshot.id }
+    @usableFromInline let storage: Storage
+
+    public init(snapshot: DeviceSnapshot, backend: (any HomeBackend)?) {
+        storage = Storage(snapshot: snapshot, backend: backend)
+    }
+
+    // Inlinable: a reader borrows the snapshot from the box instead of copying it out.
+    @inlinable public var snapshot: DeviceSnapshot { _read { yield storage.snapshot } }
+    @inlinable public var backend: (any HomeBackend)? { storage.backend }
+
+    @inlinable public var id: DeviceID { storage.snapshot.id }
     public var name: String { snapshot.name }
     public var roomID: RoomID? { snapshot.roomID }
     public var structureID: StructureID? { snapshot.structureID }
@@ -170,7 +187,7 @@ public struct HomeDevice: Identifiable, Sendable {
 }
 
 extension HomeDevice: Equatable {
-    public static func == (a: HomeDevice, b: HomeDevice) -> Bool { a.snapshot == b.snapshot }
+    public static func == (a: HomeDevice, b: HomeDevice) -> Bool { a.storage === b.storage || a.snapshot == b.snapshot }
 }
 
 /// The device types of a device: `get`, `contains`, `subscribe`, `subscribeAll`.
