@@ -147,7 +147,9 @@ final class Runtime: Sendable {
 
     init(context: any DriverContext, registry: Registry, commandTimeout: Duration = .seconds(5), endpoint: String = "") {
         self.context = context
-        self.batcher = ReportBatcher(context: context)
+        // A burst of 32 reports or more is a flood: the core applies it while the network
+        // thread reads on (a lone message, the paced case, goes on the network thread).
+        self.batcher = ReportBatcher(context: context, queueAtLeast: 32)
         self.registry = Mutex(registry)
         self.commandTimeout = commandTimeout
         self.brokerHealth = Mutex(BrokerHealth(endpoint: endpoint))
@@ -215,7 +217,7 @@ final class Runtime: Sendable {
             // reports of a burst join into one hand-over (ReportBatcher).
             perform(effects, moreInput: true)
         }
-        h.caughtUp = { [self] in batcher.flush() }
+        h.caughtUp = { [self] in batcher.endOfBurst() }
         return h
     }
 

@@ -193,28 +193,39 @@ extension DeviceSnapshot {
         for (t, type) in types.enumerated() {
             let before = old.types[t]
             guard type.id == before.id, type.isPrimary == before.isPrimary, type.traits.count == before.traits.count else { return nil }
-            // Sorting only when something changed keeps the common case (one attribute) cheap.
-            var changedTraits: [TraitID] = []
+            // The traits are walked side by side with the old ones: a snapshot's dictionaries
+            // are copies of the previous one's (the core copies only what it writes), and a copy
+            // keeps its original's order, so a key is looked up (hashed) only where the orders
+            // part. Sorting only what changed keeps the common case (one attribute) cheap.
+            var changedTraits: [(TraitID, [AttributeChange])] = []
+            var olderTraits = before.traits.makeIterator()
             for (traitID, trait) in type.traits {
-                guard let was = before.traits[traitID], was.sourceConnectivity == trait.sourceConnectivity,
-                    was.attributes.count == trait.attributes.count
+                guard let was = Self.counterpart(of: traitID, next: olderTraits.next(), in: before.traits),
+                    was.sourceConnectivity == trait.sourceConnectivity, was.attributes.count == trait.attributes.count
                 else { return nil }
-                var differs = false
+                // A trait no report touched shares its attributes' storage with the old state,
+                // and Dictionary's == answers identical storage at once.
+                if was.attributes == trait.attributes { continue }
+                var changed: [AttributeChange] = []
+                var olderAttributes = was.attributes.makeIterator()
                 for (a, v) in trait.attributes {
-                    guard let w = was.attributes[a] else { return nil }
-                    if w != v { differs = true }
+                    guard let w = Self.counterpart(of: a, next: olderAttributes.next(), in: was.attributes) else { return nil }
+                    if w != v { changed.append(AttributeChange(type: type.id, trait: traitID, attribute: a, value: v)) }
                 }
-                if differs { changedTraits.append(traitID) }
+                changed.sort { $0.attribute < $1.attribute }
+                changedTraits.append((traitID, changed))
             }
-            for traitID in changedTraits.sorted() {
-                let trait = type.traits[traitID]!
-                let was = before.traits[traitID]!
-                for a in trait.attributes.keys.sorted() where was.attributes[a] != trait.attributes[a] {
-                    changes.append(AttributeChange(type: type.id, trait: traitID, attribute: a, value: trait.attributes[a]!))
-                }
-            }
+            changedTraits.sort { $0.0 < $1.0 }
+            for (_, changed) in changedTraits { changes += changed }
         }
         return changes
+    }
+
+    /// The old dictionary's value for `key`: the element its walk is at when that has the key
+    /// (no hashing), else a lookup.
+    private static func counterpart<Key: Hashable, Value>(of key: Key, next: (key: Key, value: Value)?, in old: [Key: Value]) -> Value? {
+        if let next, next.key == key { return next.value }
+        return old[key]
     }
 }
 

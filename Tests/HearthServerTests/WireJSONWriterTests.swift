@@ -136,6 +136,37 @@ import Testing
         #expect(w.text == String(decoding: try APIResponse.encoder.encode(WireDevice(d, catalog: .standard)), as: UTF8.self))
     }
 
+    /// Snapshots whose dictionaries were built apart (another order, another capacity) compare
+    /// by key like copies do: `attributeChanges` walks copies side by side and must look keys
+    /// up where the orders part.
+    @Test func dictionaries_in_another_order_compare_by_key() {
+        let traitIDs: [TraitID] = [0x0402, 0x0028, 0x002F, 0x0405, 0xFFF1_FC01, 0x0006]
+        func trait(_ t: TraitID, bump: Bool) -> TraitState {
+            var attributes: [AttributeID: Value] = [:]
+            for a in (0..<6).map({ AttributeID(rawValue: $0) }) { attributes[a] = .int(Int64(t.rawValue) + Int64(a.rawValue)) }
+            if bump { attributes[3] = .string("changed") }
+            return TraitState(id: t, attributes: attributes, sourceConnectivity: SourceConnectivity(connectivityState: .online))
+        }
+        func device(_ order: [TraitID], bumping: Set<TraitID>, capacity: Int) -> DeviceSnapshot {
+            var traits = [TraitID: TraitState](minimumCapacity: capacity)
+            for t in order { traits[t] = trait(t, bump: bumping.contains(t)) }
+            return DeviceSnapshot(id: "mqtt:x", name: "X", types: [DeviceTypeState(id: 0x0302, isPrimary: true, traits: traits)])
+        }
+        let old = device(traitIDs, bumping: [], capacity: 0)
+        let same = device(traitIDs.reversed(), bumping: [], capacity: 100)
+        #expect(same.attributeChanges(since: old) == [])
+        let new = device(traitIDs.reversed(), bumping: [0x0405, 0x0028], capacity: 100)
+        #expect(new.attributeChanges(since: old) == [
+            AttributeChange(type: 0x0302, trait: 0x0028, attribute: 3, value: "changed"),
+            AttributeChange(type: 0x0302, trait: 0x0405, attribute: 3, value: "changed"),
+        ])
+        // A key the old state lacks (same count) is a change of shape.
+        var other = device(traitIDs, bumping: [], capacity: 0)
+        other.types[0].traits[0x0006] = nil
+        other.types[0].traits[0x0008] = trait(0x0008, bump: false)
+        #expect(other.attributeChanges(since: old) == nil)
+    }
+
     /// The `delta` message made from two snapshots decodes to the message the Codable types
     /// give for ``DeviceDelta/between(_:_:)`` on the same devices.
     @Test func a_delta_decodes_as_DeviceDelta_between_gives_it() throws {

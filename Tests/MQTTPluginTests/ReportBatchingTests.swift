@@ -17,13 +17,22 @@ import Testing
         let configuration: PluginConfiguration
         let forward: (any DriverContext)?
         let calls = Mutex<[[AttributeReport]]>([])
-        init(configuration: PluginConfiguration = PluginConfiguration(value: .object([:]), file: "test", keyPath: "plugins.mqtt"), forward: (any DriverContext)? = nil) {
+        /// When set, every `report` waits until it is opened (signalled; it stays open), 5 s at most.
+        let gate: DispatchSemaphore?
+        init(configuration: PluginConfiguration = PluginConfiguration(value: .object([:]), file: "test", keyPath: "plugins.mqtt"), forward: (any DriverContext)? = nil, gated: Bool = false) {
             self.configuration = configuration
             self.forward = forward
+            self.gate = gated ? DispatchSemaphore(value: 0) : nil
         }
         func publish(_ device: DeviceDescription) { forward?.publish(device) }
         func remove(device localID: String) { forward?.remove(device: localID) }
         func report(_ reports: [AttributeReport]) {
+            if let gate {
+                // Bounded: a batcher that wrongly hands over on the caller's thread fails the
+                // test's expectations after 5 s instead of hanging it.
+                _ = gate.wait(timeout: .now() + 5)
+                gate.signal()
+            }
             calls.withLock { $0.append(reports) }
             forward?.report(reports)
         }
@@ -66,6 +75,75 @@ import Testing
         #expect(host.calls.withLock { $0.map(\.count) } == [50, 50], "at most `limit` reports wait")
         batcher.flush()
         #expect(host.reports.map(\.value) == (0..<120).map { .int(Int64($0)) })
+    }
+
+    /// A flood's batch goes through the batcher's queue: the burst's end returns while the host
+    /// still applies it (the network thread reads on), a small batch behind it joins the queue
+    /// (order kept), and `flush` — before any other effect — returns only once all arrived.
+    @Test func a_large_batch_is_handed_over_while_the_network_thread_reads_on() async {
+        let host = RecordingContext(gated: true)
+        let batcher = ReportBatcher(context: host, limit: 100, queueAtLeast: 10)
+        for i in 0..<20 { batcher.add([Self.report(i)], more: true) }
+        batcher.endOfBurst()  // returns: the host is still held at its gate
+        #expect(host.calls.withLock { $0.isEmpty })
+        for i in 20..<23 { batcher.add([Self.report(i)], more: true) }
+        batcher.endOfBurst()  // small, but behind a queued batch: queued too
+        #expect(host.calls.withLock { $0.isEmpty })
+        let flushed = Flag()
+        Thread {
+            batcher.flush()
+            flushed.set()
+        }.start()
+        try? await Task.sleep(for: .milliseconds(50))
+        let early = flushed.isSet
+        #expect(!early, "flush waits for the queued batches")
+        host.gate?.signal()
+        await waitUntil { flushed.isSet }
+        let late = flushed.isSet
+        #expect(late)
+        #expect(host.calls.withLock { $0.map(\.count) } == [20, 3])
+        #expect(host.reports.map(\.value) == (0..<23).map { .int(Int64($0)) })
+        // A lone message (paced) goes on the caller's thread, at once.
+        batcher.add([Self.report(23)], more: true)
+        batcher.endOfBurst()
+        #expect(host.calls.withLock { $0.last?.map(\.value) } == [.int(23)])
+    }
+
+    /// At most `maximumQueued` batches wait on the queue: the next burst's end waits for them
+    /// (back-pressure), then every report arrives, in order.
+    @Test func the_queue_is_bounded() async {
+        let host = RecordingContext(gated: true)
+        let batcher = ReportBatcher(context: host, limit: 100, queueAtLeast: 10)
+        let bursts = ReportBatcher.maximumQueued + 1
+        let done = Flag()
+        Thread {
+            for b in 0..<bursts {
+                for i in 0..<10 { batcher.add([Self.report(b * 10 + i)], more: true) }
+                batcher.endOfBurst()
+            }
+            done.set()
+        }.start()
+        await waitUntil { batcher.queued.load(ordering: .acquiring) == ReportBatcher.maximumQueued }
+        try? await Task.sleep(for: .milliseconds(20))
+        let queued = batcher.queued.load(ordering: .acquiring)
+        #expect(queued == ReportBatcher.maximumQueued, "no more than the bound queued")
+        let early = done.isSet
+        #expect(!early, "the burst beyond the queue's bound waits")
+        host.gate?.signal()
+        await waitUntil { done.isSet }
+        batcher.flush()
+        #expect(host.reports.map(\.value) == (0..<(bursts * 10)).map { .int(Int64($0)) })
+    }
+
+    final class Flag: Sendable {
+        let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
+    }
+
+    /// Waits (bounded: 10 s) until `condition` holds.
+    func waitUntil(_ condition: () -> Bool) async {
+        for _ in 0..<1000 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
     /// The connection's read loop over a real broker: every message is followed by a
