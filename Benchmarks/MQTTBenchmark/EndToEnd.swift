@@ -5,13 +5,26 @@
 //
 //   mqtt-benchmark e2e --hearthd NAME=PATH[@QUERY] [--hearthd …] [--devices 1000]
 //                      [--messages 100000] [--rate 1000] [--seconds 10] [--rounds 1]
+//                      [--publishers 1]
 //
 // PATH is a release `hearthd` with `libMQTTPlugin.so` (and `libPluginKit.so`) beside it; QUERY
 // the observer's subscription (`deviceUpdates`, the default and what the web page used, or
 // `deviceDeltas`). Every hearthd is started in turn (alternating over the rounds) on one
 // mosquitto, with 1,000 Home Assistant–discovered temperature sensors commissioned, and one
 // WebSocket observer. Prints figures; asserts nothing.
+//
+// The observer parses each message with the MQTT plugin's JSON parser (before session 14 of
+// issue 22 with Foundation's JSONSerialization, a third of a core in a flood, taken from the
+// same two cores as everything it measures); `core msg/s` is hearthd's ingest alone (its
+// report counter polled during the flood), so the way out (event loop, socket, observer) shows
+// as the difference to `hearth msg/s`.
+//
+// `--publishers N` floods from N connections on N threads (each device's messages from one of
+// them, so each device's values stay in order): one publisher is usually what limits the flood
+// (its thread runs at a full core), so more drive the broker, the plain subscriber and hearthd
+// harder — the condition in which hearthd must keep up with a fast plain subscriber.
 import Foundation
+import HomeModel
 import MQTTPlugin
 import Synchronization
 
@@ -36,6 +49,7 @@ enum EndToEnd {
         var rate = 1000
         var seconds = 10
         var rounds = 1
+        var publishers = 1
     }
 
     static func options(_ args: [String]) -> Options {
@@ -63,6 +77,7 @@ enum EndToEnd {
             case "--rate": o.rate = Int(next()) ?? o.rate
             case "--seconds": o.seconds = Int(next()) ?? o.seconds
             case "--rounds": o.rounds = Int(next()) ?? o.rounds
+            case "--publishers": o.publishers = max(1, min(8, Int(next()) ?? o.publishers))
             default: fail("unknown argument \(args[i])")
             }
             i += 1
@@ -253,45 +268,50 @@ enum EndToEnd {
             }
         }
 
+        /// Parses a text message with the MQTT plugin's JSON parser (strict, and as lean as
+        /// the plain subscriber's parse: Foundation's JSONSerialization, used before, cost this
+        /// thread a third of a core in a flood, competing with everything it measures) and
+        /// records the temperatures it carries.
         func handle(_ text: [UInt8]) {
             let t = monotonic()
             messages.withLock { $0 += 1 }
             bytes.withLock { $0 += text.count }
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(text))) as? [String: Any] else { return }
+            guard case .object(let object)? = try? text.withUnsafeBytes({ (b) throws(JSONParser.Failure) in try JSONParser.parse(b) }) else { return }
             let keep = keepTimes.withLock { $0 }
             var any = false
-            switch object["type"] as? String {
+            let type = object["type"]?.stringValue
+            switch type {
             case "changed":
-                for device in object["devices"] as? [[String: Any]] ?? [] {
-                    if let id = device["id"] as? String, let d = deviceIndex(id), let v = Self.measured(device) {
+                for case .object(let device) in object["devices"]?.listValue ?? [] {
+                    if let id = device["id"]?.stringValue, let d = deviceIndex(id), let v = Self.measured(device) {
                         seen.record(d, v, at: t, keepTimes: keep)
                         any = true
                     }
                 }
             case "delta":
-                for change in object["changes"] as? [[String: Any]] ?? [] {
-                    guard let id = change["device"] as? String, let d = deviceIndex(id) else { continue }
-                    if let full = change["full"] as? [String: Any] {
+                for case .object(let change) in object["changes"]?.listValue ?? [] {
+                    guard let id = change["device"]?.stringValue, let d = deviceIndex(id) else { continue }
+                    if case .object(let full)? = change["full"] {
                         if let v = Self.measured(full) { seen.record(d, v, at: t, keepTimes: keep) }
                         any = true
                     }
-                    for a in change["attributes"] as? [[String: Any]] ?? [] where (a["trait"] as? Int) == 0x0402 && (a["attribute"] as? Int) == 0 {
-                        if let v = a["value"] as? Int { seen.record(d, v, at: t, keepTimes: keep) }
+                    for case .object(let a) in change["attributes"]?.listValue ?? [] where a["trait"]?.intValue == 0x0402 && a["attribute"]?.intValue == 0 {
+                        if let v = a["value"]?.intValue { seen.record(d, Int(v), at: t, keepTimes: keep) }
                         any = true
                     }
                 }
             default: break
             }
             // The first message (every device, values maybe not reported yet) marks the feed live.
-            if any || object["type"] as? String == "changed" || object["type"] as? String == "delta" { firstMessage.withLock { $0 = true } }
+            if any || type == "changed" || type == "delta" { firstMessage.withLock { $0 = true } }
         }
 
         /// Temperature Measurement (0x0402) MeasuredValue (0) of a whole device.
-        static func measured(_ device: [String: Any]) -> Int? {
-            for type in device["types"] as? [[String: Any]] ?? [] {
-                for trait in type["traits"] as? [[String: Any]] ?? [] where (trait["id"] as? Int) == 0x0402 {
-                    for a in trait["attributes"] as? [[String: Any]] ?? [] where (a["id"] as? Int) == 0 {
-                        return a["value"] as? Int
+        static func measured(_ device: [String: Value]) -> Int? {
+            for case .object(let type) in device["types"]?.listValue ?? [] {
+                for case .object(let trait) in type["traits"]?.listValue ?? [] where trait["id"]?.intValue == 0x0402 {
+                    for case .object(let a) in trait["attributes"]?.listValue ?? [] where a["id"]?.intValue == 0 {
+                        return a["value"]?.intValue.map { Int($0) }
                     }
                 }
             }
@@ -306,6 +326,8 @@ enum EndToEnd {
     struct Figures {
         var plainRate = 0.0
         var hearthRate = 0.0
+        /// Messages ÷ (first publish → hearthd's core counted every report): its ingest, before the observer.
+        var coreRate = 0.0
         var reportsCounted = 0.0
         var sent = 0
         var observerMessages = 0
@@ -353,6 +375,8 @@ enum EndToEnd {
         _ = try plain.connection.subscribe("bench/t/#", qos: 0)
         try await Task.sleep(for: .milliseconds(300))
         let publisher = try await connectClient(port: port, id: "bench-load")
+        var floodPublishers = [publisher.connection]
+        for n in 1..<o.publishers { floodPublishers.append(try await connectClient(port: port, id: "bench-load-\(n + 1)").connection) }
         for d in 0..<devices {
             let config =
                 #"{"name": "Bench \#(d)", "stat_t": "bench/t/\#(d)", "val_tpl": "{{ value_json.t }}", "dev_cla": "temperature", "unit_of_meas": "°C", "uniq_id": "bench-t\#(d)"}"#
@@ -369,11 +393,12 @@ enum EndToEnd {
                 round += 1
                 let f = try await measure(
                     target, broker: port, directory: directory.appendingPathComponent("run\(round)"), options: o, publisher: publisher.connection,
+                    floodPublishers: floodPublishers,
                     plainSeen: plainSeen, flags: flags, k: &nextK)
                 results.append((target.name, f))
             }
         }
-        await publisher.connection.stop()
+        for c in floodPublishers { await c.stop() }
         await plain.connection.stop()
 
         func f(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
@@ -382,11 +407,11 @@ enum EndToEnd {
         print(
             """
             MQTT → hearthd → WebSocket observer, mosquitto on 127.0.0.1:\(port), \(devices) HA-discovered temperature sensors, one load generator
-            flood: \(o.messages) messages (QoS 0) round-robin over the devices; paced: \(o.rate) msg/s for \(o.seconds) s; load average now \(load)
+            flood: \(o.messages) messages (QoS 0) round-robin over the devices from \(o.publishers) publisher(s); paced: \(o.rate) msg/s for \(o.seconds) s; load average now \(load)
 
             """)
         let header = [
-            pad("run", 22), pad("plain msg/s", 13), pad("hearth msg/s", 14), pad("hearth/plain", 14), pad("reports/sent", 18),
+            pad("run", 22), pad("plain msg/s", 13), pad("hearth msg/s", 14), pad("hearth/plain", 14), pad("core msg/s", 12), pad("reports/sent", 18),
             pad("observer msgs (KiB)", 22), pad("plain p50/p99 µs", 19), pad("hearth p50/p99 µs", 20), pad("p99 Δ µs", 10),
             pad("seen paced", 14), pad("CPU s/10k plain", 17), pad("hearth paced", 14), "hearth flood",
         ]
@@ -394,6 +419,7 @@ enum EndToEnd {
         for (name, x) in results {
             let row: [String] = [
                 pad(name, 22), pad(f(x.plainRate), 13), pad(f(x.hearthRate), 14), pad(f(x.hearthRate / x.plainRate * 100, 1) + " %", 14),
+                pad(f(x.coreRate), 12),
                 pad("\(Int(x.reportsCounted))/\(x.sent)", 18), pad("\(x.observerMessages) (\(x.observerBytes / 1024))", 22),
                 pad("\(f(x.plainP50))/\(f(x.plainP99))", 19), pad("\(f(x.hearthP50))/\(f(x.hearthP99))", 20),
                 pad(String(format: "%+.0f", x.hearthP99 - x.plainP99), 10), pad("\(x.pacedSeen)/\(x.pacedSent)", 14),
@@ -404,7 +430,7 @@ enum EndToEnd {
         print(
             """
 
-            hearth msg/s: messages ÷ (first publish → the observer has every device's final value); reports/sent: hearth_reports_total{plugin="mqtt"} counted during the flood vs messages sent.
+            hearth msg/s: messages ÷ (first publish → the observer has every device's final value); core msg/s: messages ÷ (first publish → hearth_reports_total counts them all, polled every 10 ms: hearthd's ingest without its way out); reports/sent: hearth_reports_total{plugin="mqtt"} counted during the flood vs messages sent.
             observer msgs: WebSocket messages the observer read during the flood (it may coalesce: a message can carry many devices).
             latency: publish → plain subscriber / → WebSocket observer parsed the value, paced messages only; seen paced: values the observer saw of those sent.
             CPU s/10k: user+system seconds per 10,000 messages — plain: the subscriber's network thread; hearth: the hearthd process (paced and flood).
@@ -473,7 +499,7 @@ enum EndToEnd {
     }
 
     static func measure(
-        _ target: Target, broker: Int, directory: URL, options o: Options, publisher: MQTTConnection, plainSeen: Seen,
+        _ target: Target, broker: Int, directory: URL, options o: Options, publisher: MQTTConnection, floodPublishers: [MQTTConnection], plainSeen: Seen,
         flags: PlainFlags, k: inout Int
     ) async throws -> Figures {
         let fm = FileManager.default
@@ -537,6 +563,7 @@ enum EndToEnd {
             id.hasPrefix("mqtt:bench-t") ? Int(id.dropFirst("mqtt:bench-t".count)) : nil
         }
         let thread = Thread { observer.run() }
+        thread.name = "e2e-observer"
         thread.start()
         defer { observer.stop() }
         await waitUntil("the observer's first message") { observer.firstMessage.withLock { $0 } }
@@ -620,7 +647,27 @@ enum EndToEnd {
         k += o.messages / o.devices + 1
         let finalValue = { (d: Int) in centi(floodBase + (o.messages - 1 - ((o.messages - 1 - d) % o.devices)) / o.devices) }
         let floodStart = monotonic()
-        for i in 0..<o.messages { publish(publisher, i % o.devices, centi(floodBase + i / o.devices)) }
+        // When hearthd's core has counted every report (polled every 10 ms, 120 s at most; it
+        // reads late by up to a poll and a request).
+        let messages = Double(o.messages)
+        let coreCounted = Task { () -> UInt64? in
+            for _ in 0..<12_000 {
+                if await reportsTotal(metricsPort) - reports0 >= messages { return monotonic() }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return nil
+        }
+        if floodPublishers.count == 1 {
+            for i in 0..<o.messages { publish(publisher, i % o.devices, centi(floodBase + i / o.devices)) }
+        } else {
+            // Publisher n sends the devices d with d % count == n, in the same round-robin order.
+            let count = floodPublishers.count
+            DispatchQueue.concurrentPerform(iterations: count) { n in
+                for i in 0..<o.messages where (i % o.devices) % count == n {
+                    publish(floodPublishers[n], i % o.devices, centi(floodBase + i / o.devices))
+                }
+            }
+        }
         let lastDevice = min(o.devices, o.messages)
         await waitUntil("the flood at the plain subscriber", seconds: 120) { plainSeen.state.withLock { $0.count } >= o.messages }
         let plainDone = plainSeen.state.withLock { $0.last }
@@ -631,6 +678,7 @@ enum EndToEnd {
         figures.hearthFloodCPUPer10k = (cpuSeconds(statFile: "/proc/\(pid)/stat") - floodCPU0) / Double(o.messages) * 10_000
         figures.plainRate = Double(o.messages) / (Double(plainDone - floodStart) / 1e9)
         figures.hearthRate = Double(o.messages) / (Double(hearthDone - floodStart) / 1e9)
+        if let coreDone = await coreCounted.value { figures.coreRate = Double(o.messages) / (Double(coreDone - floodStart) / 1e9) }
         figures.sent = o.messages
         // The counter is read once the observer has everything: all reports are in by then.
         figures.reportsCounted = await reportsTotal(metricsPort) - reports0
