@@ -65,6 +65,9 @@ public final class MQTTPlugin: DriverPlugin {
         self.runtime.withLock { $0 = nil }
         await connection.stop()
         runtime.connection.withLock { $0 = nil }
+        // Every report read before the stop reaches the host before the devices go offline
+        // and before the plugin's run returns (a flood's batches may still be queued).
+        runtime.batcher.flush()
         runtime.perform(runtime.registry.withLock { $0.connectionDown() })
     }
 
