@@ -198,7 +198,7 @@ let package = Package(
         // Broker → core throughput and latency of the MQTT plugin against a plain subscriber.
         .executableTarget(
             name: "mqtt-benchmark", dependencies: ["MQTTPlugin", "HomeCore", pluginKit, logging],
-            path: "Benchmarks/MQTTBenchmark", swiftSettings: settings),
+            path: "Benchmarks/MQTTBenchmark", exclude: ["thread-cpu.sh"], swiftSettings: settings),
         // mqtt-fuzz and its engine (the MQTT tests run a short fuzz through the same engine).
         .target(
             name: "MQTTFuzz", dependencies: ["MQTTPlugin", "PluginHost", pluginKit], path: "Benchmarks/MQTTFuzz/Kit",

@@ -352,9 +352,12 @@ struct Registry {
             }
         }
         guard published.contains(device) else { return [] }
-        // The common message (one value, nothing described, no event) makes one array.
-        if described.isEmpty && effects.isEmpty { return reports.isEmpty ? [] : [.report(reports)] }
-        return described + (reports.isEmpty ? [] : [.report(reports)]) + effects
+        // Appended in place: the common message (one value, nothing described, no event)
+        // makes one array.
+        var out = described
+        if !reports.isEmpty { out.append(.report(reports)) }
+        out += effects
+        return out
     }
 
     /// Counts a refused payload; logs the first one of each entity.

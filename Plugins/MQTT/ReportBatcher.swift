@@ -66,8 +66,11 @@ final class ReportBatcher: Sendable {
                 defer { p = [] }
                 return p
             }
+            // The end of a burst whose reports are all queued already: nothing to wait for
+            // (only `flush` waits for the queue).
+            if mayQueue && batch.isEmpty { return }
             let waiting = queued.load(ordering: .acquiring)
-            if mayQueue, let queueAtLeast, !batch.isEmpty, batch.count >= queueAtLeast || waiting > 0, waiting < Self.maximumQueued {
+            if mayQueue, let queueAtLeast, batch.count >= queueAtLeast || waiting > 0, waiting < Self.maximumQueued {
                 queued.add(1, ordering: .relaxed)
                 queue.async { [self] in
                     context.report(batch)
