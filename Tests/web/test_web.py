@@ -201,6 +201,8 @@ def main():
         wait = WebDriverWait(driver, WAIT)
         css = lambda sel: wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, sel)))
         text_in = lambda sel, text: wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, sel), text))
+        # The text `sel` shows now, read again when a live update re-rendered it between finding and reading.
+        shown = lambda sel: wait_until(f"the text of {sel}", lambda: [driver.find_element(By.CSS_SELECTOR, sel).text])[0]
         os.makedirs(SHOTS, exist_ok=True)
         shot = lambda name: driver.save_screenshot(os.path.join(SHOTS, name))
 
@@ -220,7 +222,7 @@ def main():
         lamp = '[data-device="gpio:hall-lamp"]'
         text_in(f'{lamp} [data-reading="onOff"] .value', "Off")
         text_in(f"{lamp} .conn", "Online")
-        assert "Hallway" in driver.find_element(By.CSS_SELECTOR, "#home-body").text
+        assert "Hallway" in shown("#home-body")
         print("ok: the home view shows Hall lamp, Off, online, in the Hallway")
 
         # 3. Toggle the relay: the tile comes back On and the simulated line is high.
@@ -591,7 +593,7 @@ def main():
         text_in(issue, "7 d")
         text_in("#editor-status", "problem")
         shot("automation-editor-issue.png")
-        print(f"ok: the editor flags the 8-day delay live at its field ({driver.find_element(By.CSS_SELECTOR, issue).text})")
+        print(f"ok: the editor flags the 8-day delay live at its field ({shown(issue)})")
         typed(f'{row("actions[1]")} input[data-path="actions[1].delay"]', "200ms")
         wait.until(EC.invisibility_of_element_located((By.CSS_SELECTOR, issue)))
         wait_until("the draft valid", lambda: driver.find_element(By.ID, "editor-status").get_attribute("data-valid") == "true")
@@ -602,12 +604,12 @@ def main():
         typed(f'{row("starters[1]")} input[data-path="starters[1].time.days"]', "mon,fryday")
         day_issue = f'{row("starters[1]")} .issue[data-issue="starters[1].time.days[1]"]'
         text_in(day_issue, "not a day — try 'fri'")
-        print(f"ok: a misspelt day is flagged at its field with the suggestion ({driver.find_element(By.CSS_SELECTOR, day_issue).text})")
+        print(f"ok: a misspelt day is flagged at its field with the suggestion ({shown(day_issue)})")
         click(f'{row("starters[1]")} [data-action="remove"]')
         wait_until("the draft valid again", lambda: driver.find_element(By.ID, "editor-status").get_attribute("data-valid") == "true")
         click(f'{ed} [data-action="test"]')
         text_in("#automation-test", "would send")
-        sim = driver.find_element(By.CSS_SELECTOR, '#automation-test [data-result="wouldSend"]').text
+        sim = shown('#automation-test [data-result="wouldSend"]')
         assert "gpio:hall-lamp" in sim and "Off" in sim, sim
         assert h.relay_level() is True, "Test sent nothing"
         shot("automation-editor.png")
@@ -622,7 +624,7 @@ def main():
         done = '#automation-runs .timeline [data-outcome="completed"]'
         text_in(done, "gpio:doorbell")
         text_in(done, "→ ok")
-        print(f"ok: saved from the editor; the doorbell ran it and the run is in the timeline live ({driver.find_element(By.CSS_SELECTOR, done).text.splitlines()[0]})")
+        print(f"ok: saved from the editor; the doorbell ran it and the run is in the timeline live ({shown(done).splitlines()[0]})")
 
         # 7f. Editing with a stale revision: someone else saved in between (409), the page says
         #     so and loads theirs; then a condition that fails (the lamp is off) and the why
@@ -666,7 +668,7 @@ def main():
         text_in('#automation-runs .timeline [data-outcome="conditionFailed"] [data-holds="false"]', "saw gpio:hall-lamp OnOff.OnOff = false")
         assert h.relay_level() is False
         shot("automation-runs.png")
-        print(f"ok: the why panel explains the near-miss: {driver.find_element(By.CSS_SELECTOR, why).text}")
+        print(f"ok: the why panel explains the near-miss: {shown(why)}")
 
         # 8. A member is refused a layout change, politely.
         admin = driver.execute_script("return localStorage.getItem('hearth.token')")
