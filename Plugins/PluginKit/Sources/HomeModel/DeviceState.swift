@@ -28,7 +28,7 @@ public struct DeviceTypeState: Hashable, Sendable, Codable {
 
     /// The device type's connectivity, aggregated over its traits.
     public var sourceConnectivity: SourceConnectivity {
-        SourceConnectivity.aggregate(traits.values.map(\.sourceConnectivity))
+        SourceConnectivity.aggregate(traits.values.lazy.map(\.sourceConnectivity))
     }
 }
 
@@ -80,7 +80,7 @@ public struct DeviceSnapshot: Identifiable, Hashable, Sendable, Codable {
 
     /// The device's connectivity, aggregated over all its traits.
     public var sourceConnectivity: SourceConnectivity {
-        SourceConnectivity.aggregate(types.flatMap { $0.traits.values.map(\.sourceConnectivity) })
+        SourceConnectivity.aggregate(types.lazy.flatMap { $0.traits.values.lazy.map(\.sourceConnectivity) })
     }
 }
 
