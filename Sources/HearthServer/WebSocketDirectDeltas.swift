@@ -43,6 +43,11 @@ struct DeltaTracker {
 /// (64 KiB by default) nothing is taken, so the core coalesces per device as it does for a slow
 /// awaiting reader; the loop reads again once the last write has gone out.
 ///
+/// Under a flood the frames are paced: after a frame of ``busyFrame`` changes or more the
+/// next is taken ``rest`` later, so what changed meanwhile goes once per device in its newest
+/// state (at most 50 busy frames a second per subscriber). A frame of fewer changes — a paced
+/// rate, a single change — leaves the next one immediate.
+///
 /// Everything but ``start()``, ``cancel()`` and the notification runs on `loop`; the state is
 /// confined to it (hence `@unchecked Sendable`).
 final class WebSocketDirectDeltas: @unchecked Sendable {
@@ -59,6 +64,11 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     /// The last frame written, while it is not yet out (what a full buffer waits on).
     private var lastWrite: EventLoopFuture<Void>?
     private var waitingForWritable = false
+    /// After a busy frame, until ``rest`` has passed.
+    private var resting = false
+    /// A frame with at least this many changes means a flood: the next one waits ``rest``.
+    static let busyFrame = 64
+    static let rest = TimeAmount.milliseconds(20)
     private let cancelled = Atomic<Bool>(false)
     /// How the writing ended, for the session (once).
     enum Outcome: Sendable { case sourceEnded, socketClosed }
@@ -100,7 +110,7 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     /// Takes and writes what changed while the channel can take it.
     private func drain() {
         loop.preconditionInEventLoop()
-        guard started, !ended, let feed else { return }
+        guard started, !ended, !resting, let feed else { return }
         if cancelled.load(ordering: .acquiring) { return }
         guard channel.isActive else { return end(.socketClosed) }
         guard channel.isWritable else { return waitForWritable() }
@@ -114,6 +124,17 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
             if changes.isEmpty && !first { return }
             first = false
             write(text.deltaBytes(id: id, version: changed.version, changes))
+            if changes.count >= Self.busyFrame { rest() }
+        }
+    }
+
+    /// A busy frame went: the next drain runs ``rest`` from now (a notification meanwhile
+    /// finds the subscription resting and leaves the changes to it).
+    private func rest() {
+        resting = true
+        loop.scheduleTask(in: Self.rest) { [self] in
+            resting = false
+            drain()
         }
     }
 
