@@ -4,6 +4,16 @@ import NIOCore
 import NIOWebSocket
 import Synchronization
 
+/// How a `deviceDeltas` subscription paces its frames under a flood: after a frame of
+/// ``busyFrame`` changes or more the next is taken ``rest`` later (at most 50 busy frames a
+/// second per subscriber; what changed meanwhile goes once per device, in its newest state).
+public enum DeviceDeltaPacing {
+    /// A frame with at least this many changed devices means a flood.
+    public static let busyFrame = 64
+    /// How long after a busy frame the next is taken.
+    public static let rest: Duration = .milliseconds(20)
+}
+
 /// What a `deviceDeltas` subscriber has been sent: each device's last state, so the next
 /// message carries only the attributes that changed since (or the whole device, the first time
 /// and when its shape changed).
@@ -43,8 +53,8 @@ struct DeltaTracker {
 /// (64 KiB by default) nothing is taken, so the core coalesces per device as it does for a slow
 /// awaiting reader; the loop reads again once the last write has gone out.
 ///
-/// Under a flood the frames are paced: after a frame of ``busyFrame`` changes or more the
-/// next is taken ``rest`` later, so what changed meanwhile goes once per device in its newest
+/// Under a flood the frames are paced (``DeviceDeltaPacing``): after a busy frame the
+/// next is taken a rest later, so what changed meanwhile goes once per device in its newest
 /// state (at most 50 busy frames a second per subscriber). A frame of fewer changes — a paced
 /// rate, a single change — leaves the next one immediate.
 ///
@@ -66,9 +76,6 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     private var waitingForWritable = false
     /// After a busy frame, until ``rest`` has passed.
     private var resting = false
-    /// A frame with at least this many changes means a flood: the next one waits ``rest``.
-    static let busyFrame = 64
-    static let rest = TimeAmount.milliseconds(20)
     private let cancelled = Atomic<Bool>(false)
     /// How the writing ended, for the session (once).
     enum Outcome: Sendable { case sourceEnded, socketClosed }
@@ -124,15 +131,15 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
             if changes.isEmpty && !first { return }
             first = false
             write(text.deltaBytes(id: id, version: changed.version, changes))
-            if changes.count >= Self.busyFrame { rest() }
+            if changes.count >= DeviceDeltaPacing.busyFrame { rest() }
         }
     }
 
-    /// A busy frame went: the next drain runs ``rest`` from now (a notification meanwhile
+    /// A busy frame went: the next drain runs a rest from now (a notification meanwhile
     /// finds the subscription resting and leaves the changes to it).
     private func rest() {
         resting = true
-        loop.scheduleTask(in: Self.rest) { [self] in
+        loop.scheduleTask(in: .nanoseconds(Int64(DeviceDeltaPacing.rest / .nanoseconds(1)))) { [self] in
             resting = false
             drain()
         }

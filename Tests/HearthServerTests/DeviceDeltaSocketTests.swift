@@ -1,6 +1,7 @@
 import DriverAPI
 import Foundation
 import HearthAPI
+import HearthServer
 import HomeCore
 import HomeModel
 import Testing
@@ -220,6 +221,46 @@ import Testing
                 for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
                 try await socket.send(#"{"type":"ping","id":"alive"}"#)
                 #expect(try await socket.next("pong") != nil, "the socket still answers")
+            }
+        }
+    }
+
+    /// Under a flood the loop paces its frames: a frame of 64 changes or more is followed by a
+    /// rest of 20 ms, so n such frames span at least (n − 1) × 20 ms from the subscription on
+    /// (each is sent after the previous one's rest, and received after it is sent); the client
+    /// still ends on every device's newest value, each device's values moving only forward.
+    @Test(.timeLimit(.minutes(2))) func a_flood_is_paced_and_still_ends_on_the_newest_values() async throws {
+        try await TestHome.with { home in
+            let count = 100
+            Self.publishThermometers(home, count: count)
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                let start = ContinuousClock.now
+                // The first message carries every device whole: more than 64 changes, a busy frame.
+                var kept = try await Self.subscribe(&socket)
+                #expect(kept.devices.count >= 64)
+                var busy = 1
+                let reports = 30_000  // MeasuredValue is an int16
+                let flood = Task.detached {
+                    for v in 1...reports {
+                        home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
+                        if v % 1_000 == 0 { await Task.yield() }
+                    }
+                }
+                let finals = Self.finals(count: count, reports: reports)
+                var last: [DeviceID: Int64] = [:]
+                while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
+                    if case .list(let changes)? = m["changes"], changes.count >= DeviceDeltaPacing.busyFrame { busy += 1 }
+                    for (id, v) in try kept.apply(m) {
+                        #expect(v > (last[id] ?? 0), "values of one device only move forward: \(id) \(last[id] ?? 0) → \(v)")
+                        last[id] = v
+                    }
+                }
+                let elapsed = ContinuousClock.now - start
+                await flood.value
+                for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
+                #expect(busy >= 2, "the flood made busy frames beside the first (\(busy))")
+                #expect(elapsed >= DeviceDeltaPacing.rest * (busy - 1), "\(busy) busy frames in \(elapsed): not paced")
             }
         }
     }
