@@ -31,6 +31,8 @@ public struct HearthServer: Service {
         public var webDirectory: String?
         /// Header and idle timeouts and the connection cap (`server:` in hearth.yaml).
         public var connections: ConnectionLimits
+        /// How `deviceDeltas` subscriptions pace their frames under a flood.
+        public var deltaPacing: DeviceDeltaPacing = .standard
 
         public static let defaultMaxBodySize = 64 * 1024
 

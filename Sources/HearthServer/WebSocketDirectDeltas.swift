@@ -5,13 +5,22 @@ import NIOWebSocket
 import Synchronization
 
 /// How a `deviceDeltas` subscription paces its frames under a flood: after a frame of
-/// ``busyFrame`` changes or more the next is taken ``rest`` later (at most 50 busy frames a
-/// second per subscriber; what changed meanwhile goes once per device, in its newest state).
-public enum DeviceDeltaPacing {
+/// ``busyFrame`` changed devices or more the next is taken ``rest`` later (by default at most 50
+/// busy frames a second per subscriber; what changed meanwhile goes once per device, in its
+/// newest state). A frame of fewer changes leaves the next one immediate.
+public struct DeviceDeltaPacing: Sendable, Hashable {
     /// A frame with at least this many changed devices means a flood.
-    public static let busyFrame = 64
+    public var busyFrame: Int
     /// How long after a busy frame the next is taken.
-    public static let rest: Duration = .milliseconds(20)
+    public var rest: Duration
+
+    public init(busyFrame: Int = 64, rest: Duration = .milliseconds(20)) {
+        self.busyFrame = busyFrame
+        self.rest = rest
+    }
+
+    /// 64 changed devices, 20 ms.
+    public static let standard = DeviceDeltaPacing()
 }
 
 /// What a `deviceDeltas` subscriber has been sent: each device's last state, so the next
@@ -74,16 +83,18 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     /// The last frame written, while it is not yet out (what a full buffer waits on).
     private var lastWrite: EventLoopFuture<Void>?
     private var waitingForWritable = false
-    /// After a busy frame, until ``rest`` has passed.
+    /// After a busy frame, until the pacing's rest has passed.
     private var resting = false
+    private let pacing: DeviceDeltaPacing
     private let cancelled = Atomic<Bool>(false)
     /// How the writing ended, for the session (once).
     enum Outcome: Sendable { case sourceEnded, socketClosed }
     let finished: AsyncStream<Outcome>
     private let finish: AsyncStream<Outcome>.Continuation
 
-    init(channel: any Channel, id: String, text: WebSocketText, home: Home) {
+    init(channel: any Channel, id: String, text: WebSocketText, home: Home, pacing: DeviceDeltaPacing = .standard) {
         self.channel = channel
+        self.pacing = pacing
         self.loop = channel.eventLoop
         self.id = id
         self.text = text
@@ -131,7 +142,7 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
             if changes.isEmpty && !first { return }
             first = false
             write(text.deltaBytes(id: id, version: changed.version, changes))
-            if changes.count >= DeviceDeltaPacing.busyFrame { rest() }
+            if changes.count >= pacing.busyFrame { rest() }
         }
     }
 
@@ -139,7 +150,7 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     /// finds the subscription resting and leaves the changes to it).
     private func rest() {
         resting = true
-        loop.scheduleTask(in: .nanoseconds(Int64(DeviceDeltaPacing.rest / .nanoseconds(1)))) { [self] in
+        loop.scheduleTask(in: .nanoseconds(Int64(pacing.rest / .nanoseconds(1)))) { [self] in
             resting = false
             drain()
         }

@@ -242,7 +242,7 @@ actor WebSocketSession {
             // The same, as deltas: the client keeps each device and applies what changed. The
             // socket's event loop takes the changes and writes them itself (no task per change);
             // it starts once `subscribed` is written (``startWriters(of:)``).
-            let writer = WebSocketDirectDeltas(channel: channel, id: id, text: text, home: home)
+            let writer = WebSocketDirectDeltas(channel: channel, id: id, text: text, home: home, pacing: server.configuration.deltaPacing)
             writers[id] = writer
             body = {
                 for await outcome in writer.finished {

@@ -250,7 +250,7 @@ import Testing
                 let finals = Self.finals(count: count, reports: reports)
                 var last: [DeviceID: Int64] = [:]
                 while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
-                    if case .list(let changes)? = m["changes"], changes.count >= DeviceDeltaPacing.busyFrame { busy += 1 }
+                    if case .list(let changes)? = m["changes"], changes.count >= DeviceDeltaPacing.standard.busyFrame { busy += 1 }
                     for (id, v) in try kept.apply(m) {
                         #expect(v > (last[id] ?? 0), "values of one device only move forward: \(id) \(last[id] ?? 0) → \(v)")
                         last[id] = v
@@ -260,7 +260,35 @@ import Testing
                 await flood.value
                 for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
                 #expect(busy >= 2, "the flood made busy frames beside the first (\(busy))")
-                #expect(elapsed >= DeviceDeltaPacing.rest * (busy - 1), "\(busy) busy frames in \(elapsed): not paced")
+                #expect(elapsed >= DeviceDeltaPacing.standard.rest * (busy - 1), "\(busy) busy frames in \(elapsed): not paced")
+            }
+        }
+    }
+
+    /// The rest itself, made long enough to see: the first message (every device whole, more
+    /// than 64) is a busy frame, so the change reported right after it goes out only once the
+    /// rest has passed — at least 600 ms after the subscription was sent, whatever the load —
+    /// and the client ends on the newest of the three values reported for the device.
+    @Test(.timeLimit(.minutes(1))) func after_a_busy_frame_the_next_waits_the_rest_and_carries_the_newest_value() async throws {
+        var configuration = HearthServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.deltaPacing = DeviceDeltaPacing(busyFrame: 64, rest: .milliseconds(600))
+        try await TestHome.with(configuration: configuration) { home in
+            Self.publishThermometers(home, count: 100)
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in
+                let start = ContinuousClock.now
+                var kept = try await Self.subscribe(&socket)
+                #expect(kept.devices.count >= 64, "the first message is a busy frame")
+                for v in 1...3 { home.driver.context.report("thermo-7", Self.trait, Self.measured, .int(Int64(v))) }
+                let thermo = DeviceID(plugin: "test", local: "thermo-7")
+                var next: ContinuousClock.Instant?
+                while kept.devices[thermo].flatMap(Kept.value) != 3, let m = try await socket.next("delta") {
+                    next = next ?? ContinuousClock.now
+                    _ = try kept.apply(m)
+                }
+                let waited = try #require(next) - start
+                #expect(waited >= .milliseconds(600), "the frame after a busy one came \(waited) after subscribing: no rest")
+                #expect(kept.devices[thermo].flatMap(Kept.value) == 3)
             }
         }
     }
