@@ -150,7 +150,7 @@ final class WebSocketDirectDeltas: @unchecked Sendable {
     /// finds the subscription resting and leaves the changes to it).
     private func rest() {
         resting = true
-        loop.scheduleTask(in: .nanoseconds(Int64(pacing.rest / .nanoseconds(1)))) { [self] in
+        loop.scheduleTask(in: TimeAmount(pacing.rest)) { [self] in
             resting = false
             drain()
         }

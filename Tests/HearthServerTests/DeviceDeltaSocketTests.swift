@@ -58,6 +58,34 @@ import Testing
         return kept
     }
 
+    /// A member's socket on a home with `count` thermometers beside the test devices.
+    static func withThermometers(
+        _ count: Int, configuration: HearthServer.Configuration = .init(host: "127.0.0.1", port: 0),
+        _ body: @escaping @Sendable (TestHome, inout SocketProbe) async throws -> Void
+    ) async throws {
+        try await TestHome.with(configuration: configuration) { home in
+            publishThermometers(home, count: count)
+            let member = try home.memberToken()
+            try await SocketProbe.with(home, token: member) { socket in try await body(home, &socket) }
+        }
+    }
+
+    /// Reads deltas (each handed to `each` first) until every device of `finals` shows its
+    /// value, expecting each device's values only to move forward.
+    static func readUntil(
+        _ finals: [DeviceID: Int64], _ socket: inout SocketProbe, _ kept: inout Kept, each: (Value) -> Void = { _ in }
+    ) async throws {
+        var last: [DeviceID: Int64] = [:]
+        while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
+            each(m)
+            for (id, v) in try kept.apply(m) {
+                #expect(v > (last[id] ?? 0), "values of one device only move forward: \(id) \(last[id] ?? 0) → \(v)")
+                last[id] = v
+            }
+        }
+        for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
+    }
+
     /// The client's side: the devices of the first message, then each delta applied.
     struct Kept {
         var devices: [DeviceID: WireDevice] = [:]
@@ -107,33 +135,22 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func a_subscriber_that_falls_behind_coalesces_and_ends_on_the_newest_values() async throws {
-        try await TestHome.with { home in
-            let count = 20
-            Self.publishThermometers(home, count: count)
-            let member = try home.memberToken()
-            try await SocketProbe.with(home, token: member) { socket in
-                var kept = try await Self.subscribe(&socket)
-                // A burst far faster than the client reads: 5,000 reports over 20 devices.
-                let reports = 5_000
-                for v in 1...reports {
-                    home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
-                }
-                let finals = Self.finals(count: count, reports: reports)
-                var last: [DeviceID: Int64] = [:]
-                while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
-                    for (id, v) in try kept.apply(m) {
-                        #expect(v > (last[id] ?? 0), "values of one device only move forward: \(id) \(last[id] ?? 0) → \(v)")
-                        last[id] = v
-                    }
-                }
-                for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
-                #expect(kept.messages < reports, "the core coalesced while the client was behind (\(kept.messages) messages)")
-                // And the kept devices are what the server has.
-                let system = home.core.home(for: .system)
-                for id in finals.keys {
-                    let server = WireDevice(try system.currentDevice(id: id).snapshot, catalog: .standard)
-                    #expect(kept.devices[id] == server)
-                }
+        let count = 20
+        try await Self.withThermometers(count) { home, socket in
+            var kept = try await Self.subscribe(&socket)
+            // A burst far faster than the client reads: 5,000 reports over 20 devices.
+            let reports = 5_000
+            for v in 1...reports {
+                home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
+            }
+            let finals = Self.finals(count: count, reports: reports)
+            try await Self.readUntil(finals, &socket, &kept)
+            #expect(kept.messages < reports, "the core coalesced while the client was behind (\(kept.messages) messages)")
+            // And the kept devices are what the server has.
+            let system = home.core.home(for: .system)
+            for id in finals.keys {
+                let server = WireDevice(try system.currentDevice(id: id).snapshot, catalog: .standard)
+                #expect(kept.devices[id] == server)
             }
         }
     }
@@ -230,38 +247,27 @@ import Testing
     /// (each is sent after the previous one's rest, and received after it is sent); the client
     /// still ends on every device's newest value, each device's values moving only forward.
     @Test(.timeLimit(.minutes(2))) func a_flood_is_paced_and_still_ends_on_the_newest_values() async throws {
-        try await TestHome.with { home in
-            let count = 100
-            Self.publishThermometers(home, count: count)
-            let member = try home.memberToken()
-            try await SocketProbe.with(home, token: member) { socket in
-                let start = ContinuousClock.now
-                // The first message carries every device whole: more than 64 changes, a busy frame.
-                var kept = try await Self.subscribe(&socket)
-                #expect(kept.devices.count >= 64)
-                var busy = 1
-                let reports = 10_000  // (MeasuredValue is an int16)
-                let flood = Task.detached {
-                    for v in 1...reports {
-                        home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
-                        if v % 64 == 0 { await Task.yield() }
-                    }
+        let count = 100
+        try await Self.withThermometers(count) { home, socket in
+            let start = ContinuousClock.now
+            // The first message carries every device whole: more than 64 changes, a busy frame.
+            var kept = try await Self.subscribe(&socket)
+            #expect(kept.devices.count >= 64)
+            var busy = 1
+            let reports = 10_000  // (MeasuredValue is an int16)
+            let flood = Task.detached {
+                for v in 1...reports {
+                    home.driver.context.report("thermo-\(v % count)", Self.trait, Self.measured, .int(Int64(v)))
+                    if v % 64 == 0 { await Task.yield() }
                 }
-                let finals = Self.finals(count: count, reports: reports)
-                var last: [DeviceID: Int64] = [:]
-                while finals.contains(where: { kept.devices[$0.key].flatMap(Kept.value) != $0.value }), let m = try await socket.next("delta") {
-                    if case .list(let changes)? = m["changes"], changes.count >= DeviceDeltaPacing.standard.busyFrame { busy += 1 }
-                    for (id, v) in try kept.apply(m) {
-                        #expect(v > (last[id] ?? 0), "values of one device only move forward: \(id) \(last[id] ?? 0) → \(v)")
-                        last[id] = v
-                    }
-                }
-                let elapsed = ContinuousClock.now - start
-                await flood.value
-                for (id, v) in finals { #expect(kept.devices[id].flatMap(Kept.value) == v, "\(id) ends on its newest value") }
-                #expect(busy >= 2, "the flood made busy frames beside the first (\(busy))")
-                #expect(elapsed >= DeviceDeltaPacing.standard.rest * (busy - 1), "\(busy) busy frames in \(elapsed): not paced")
             }
+            try await Self.readUntil(Self.finals(count: count, reports: reports), &socket, &kept) { m in
+                if case .list(let changes)? = m["changes"], changes.count >= DeviceDeltaPacing.standard.busyFrame { busy += 1 }
+            }
+            let elapsed = ContinuousClock.now - start
+            await flood.value
+            #expect(busy >= 2, "the flood made busy frames beside the first (\(busy))")
+            #expect(elapsed >= DeviceDeltaPacing.standard.rest * (busy - 1), "\(busy) busy frames in \(elapsed): not paced")
         }
     }
 
@@ -272,24 +278,20 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func after_a_busy_frame_the_next_waits_the_rest_and_carries_the_newest_value() async throws {
         var configuration = HearthServer.Configuration(host: "127.0.0.1", port: 0)
         configuration.deltaPacing = DeviceDeltaPacing(busyFrame: 64, rest: .milliseconds(600))
-        try await TestHome.with(configuration: configuration) { home in
-            Self.publishThermometers(home, count: 100)
-            let member = try home.memberToken()
-            try await SocketProbe.with(home, token: member) { socket in
-                let start = ContinuousClock.now
-                var kept = try await Self.subscribe(&socket)
-                #expect(kept.devices.count >= 64, "the first message is a busy frame")
-                for v in 1...3 { home.driver.context.report("thermo-7", Self.trait, Self.measured, .int(Int64(v))) }
-                let thermo = DeviceID(plugin: "test", local: "thermo-7")
-                var next: ContinuousClock.Instant?
-                while kept.devices[thermo].flatMap(Kept.value) != 3, let m = try await socket.next("delta") {
-                    next = next ?? ContinuousClock.now
-                    _ = try kept.apply(m)
-                }
-                let waited = try #require(next) - start
-                #expect(waited >= .milliseconds(600), "the frame after a busy one came \(waited) after subscribing: no rest")
-                #expect(kept.devices[thermo].flatMap(Kept.value) == 3)
+        try await Self.withThermometers(100, configuration: configuration) { home, socket in
+            let start = ContinuousClock.now
+            var kept = try await Self.subscribe(&socket)
+            #expect(kept.devices.count >= 64, "the first message is a busy frame")
+            for v in 1...3 { home.driver.context.report("thermo-7", Self.trait, Self.measured, .int(Int64(v))) }
+            let thermo = DeviceID(plugin: "test", local: "thermo-7")
+            var next: ContinuousClock.Instant?
+            while kept.devices[thermo].flatMap(Kept.value) != 3, let m = try await socket.next("delta") {
+                next = next ?? ContinuousClock.now
+                _ = try kept.apply(m)
             }
+            let waited = try #require(next) - start
+            #expect(waited >= .milliseconds(600), "the frame after a busy one came \(waited) after subscribing: no rest")
+            #expect(kept.devices[thermo].flatMap(Kept.value) == 3)
         }
     }
 }

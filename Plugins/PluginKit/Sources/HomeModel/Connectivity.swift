@@ -2,30 +2,11 @@
 /// `ConnectivityState`).
 public enum ConnectivityState: String, Hashable, Sendable, Codable, CaseIterable {
     case online, offline, partiallyOnline, unknown
-
-    var bit: UInt8 {
-        switch self {
-        case .online: 1
-        case .offline: 2
-        case .partiallyOnline: 4
-        case .unknown: 8
-        }
-    }
 }
 
 /// Where a trait's data comes from (Google Home APIs `DataSourceLocality`).
 public enum DataSourceLocality: String, Hashable, Sendable, Codable, CaseIterable {
     case local, remote, peerToPeer, mixed, unspecified
-
-    var bit: UInt8 {
-        switch self {
-        case .local: 1
-        case .remote: 2
-        case .peerToPeer: 4
-        case .mixed: 8
-        case .unspecified: 16
-        }
-    }
 }
 
 /// Connectivity and locality of a trait, or aggregated over a device type or a device.
@@ -46,33 +27,22 @@ public struct SourceConnectivity: Hashable, Sendable, Codable {
     /// partially online) → partiallyOnline; nothing known → unknown. Localities that agree
     /// keep their value; local and remote together → mixed.
     public static func aggregate(_ parts: some Sequence<SourceConnectivity>) -> SourceConnectivity {
-        // Bit sets over the enums' cases (no Set: `/metrics` aggregates every device of the
-        // home on each scrape, the change paths once per changed device).
-        var states: UInt8 = 0
-        var localities: UInt8 = 0
+        // Flags, not Sets: `/metrics` aggregates every device of the home on each scrape, the
+        // change paths once per changed device.
+        var online = false, offline = false, partial = false
+        var locality = DataSourceLocality.unspecified
         for p in parts {
-            states |= p.connectivityState.bit
-            if p.dataSourceLocality != .unspecified { localities |= p.dataSourceLocality.bit }
+            switch p.connectivityState {
+            case .online: online = true
+            case .offline: offline = true
+            case .partiallyOnline: partial = true
+            case .unknown: break
+            }
+            if p.dataSourceLocality == .unspecified || p.dataSourceLocality == locality { continue }
+            locality = locality == .unspecified ? p.dataSourceLocality : .mixed
         }
-        let known = states & ~ConnectivityState.unknown.bit
-        let state: ConnectivityState
-        if known == 0 {
-            state = .unknown
-        } else if known == ConnectivityState.online.bit {
-            state = .online
-        } else if known == ConnectivityState.offline.bit {
-            state = .offline
-        } else {
-            state = .partiallyOnline
-        }
-        let locality: DataSourceLocality
-        if localities == 0 {
-            locality = .unspecified
-        } else if localities & (localities - 1) == 0 {
-            locality = DataSourceLocality.allCases.first { $0.bit == localities }!
-        } else {
-            locality = .mixed
-        }
+        let state: ConnectivityState =
+            partial || (online && offline) ? .partiallyOnline : online ? .online : offline ? .offline : .unknown
         return SourceConnectivity(connectivityState: state, dataSourceLocality: locality)
     }
 }
