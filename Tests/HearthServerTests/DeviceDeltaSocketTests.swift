@@ -8,8 +8,9 @@ import Testing
 
 /// `deviceDeltas` over a real WebSocket (issue 22): every change reaches a subscriber that
 /// keeps up, in order; one that falls behind gets fewer messages but never ends on a stale
-/// value; deltas applied to the first message's devices give the server's state.
-@Suite struct DeviceDeltaSocketTests {
+/// value; deltas applied to the first message's devices give the server's state. Serialized:
+/// the floods of one test would starve another's socket under the full suite's load.
+@Suite(.serialized) struct DeviceDeltaSocketTests {
     static let trait = TemperatureMeasurementTrait.identifier
     static let measured = TemperatureMeasurementTrait.Attribute.measuredValue
 
@@ -183,7 +184,8 @@ import Testing
     /// change: the old subscription's ending must not take the new one with it (it stays, and
     /// unsubscribes), and a write the old one was waiting on when it was cancelled must not
     /// silence the socket (it did: every later reply and message was dropped).
-    @Test(.timeLimit(.minutes(1))) func a_subscription_renewed_under_its_id_is_not_ended_by_the_old_one() async throws {
+    /// (Its time limit is a hang guard: 5–8 s alone, past 60 s once under the full suite's load.)
+    @Test(.timeLimit(.minutes(3))) func a_subscription_renewed_under_its_id_is_not_ended_by_the_old_one() async throws {
         try await Self.withChangingThermometers { socket in
             for query in ["deviceDeltas", "deviceUpdates"] {
                 try await socket.send(#"{"type":"subscribe","id":"tiles","query":"\#(query)"}"#)
